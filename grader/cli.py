@@ -1,0 +1,169 @@
+"""The `grader` command line (typer + rich): list, show, init, test, submit, doctor, selftest.
+
+Exit codes: 0 accepted (or the command succeeded), 1 not accepted, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from grader import compile, pipeline, sandbox, starter
+from grader import status as S
+from grader.spec import TRACKS, Problem, SpecError, load_all, load_problem
+from grader.toolchain import default_track, detect
+from grader.verdict import Verdict
+
+app = typer.Typer(help="kerneljudge: an online judge for GPU kernels (and a CPU track in C++/OpenMP).",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+errors = Console(stderr=True)
+
+STATUS_STYLE = {S.ACCEPTED: "bold green", S.WRONG_ANSWER: "bold red", S.COMPILE_ERROR: "bold yellow",
+                S.RUNTIME_ERROR: "bold red", S.TIMEOUT: "bold magenta", S.REJECTED: "bold red"}
+
+
+def usage_error(message: str) -> typer.Exit:
+    errors.print(f"[red]error:[/red] {message}")
+    return typer.Exit(2)
+
+
+def _problem(slug: str) -> Problem:
+    try:
+        return load_problem(slug)
+    except SpecError as error:
+        raise usage_error(str(error))
+
+
+def _track(file: Path | None, track: str | None) -> str:
+    chosen = track or (compile.track_for(file) if file else None) or default_track()
+    if chosen not in TRACKS:
+        raise usage_error(f"unknown track {chosen!r} (tracks: {', '.join(TRACKS)})")
+    return chosen
+
+
+@app.command("list")
+def list_problems(as_json: bool = typer.Option(False, "--json", help="Print a JSON list.")):
+    """The problems, with difficulty and tags."""
+    try:
+        problems = load_all()
+    except SpecError as error:
+        raise usage_error(str(error))
+    if as_json:
+        print(json.dumps([{"slug": p.slug, "title": p.title, "difficulty": p.difficulty, "tags": p.tags,
+                           "signature": p.prototype()} for p in problems], indent=2))
+        return
+    table = Table("problem", "title", "difficulty", "tags", "signature")
+    for p in problems:
+        table.add_row(p.slug, p.title, p.difficulty, ", ".join(p.tags), p.prototype())
+    console.print(table)
+
+
+@app.command()
+def show(problem: str):
+    """The problem statement, signature, tests and benchmarks."""
+    spec = _problem(problem)
+    console.print(Markdown(spec.statement_path.read_text()))
+    console.print(f"\n[bold]Signature[/bold]: {spec.prototype()}")
+    tests = Table("test", "sizes", "tracks", "catches", title="Tests")
+    for t in spec.tests:
+        tests.add_row(t.name, pipeline._sizes(t), ", ".join(t.tracks), t.catches)
+    console.print(tests)
+    for track, sets in spec.benchmarks.items():
+        bench = Table("benchmark", "sizes", title=f"Benchmarks ({track})")
+        for b in sets:
+            bench.add_row(b.name, pipeline._sizes(b))
+        console.print(bench)
+
+
+@app.command()
+def init(problem: str, track: Optional[str] = typer.Option(None, help="cuda or cpu (default: what this machine runs)"),
+         output: Optional[Path] = typer.Option(None, "-o", "--output", help="File to write (default: solve.cu/.cpp)")):
+    """Write a starter file with the right signature and a TODO."""
+    spec = _problem(problem)
+    chosen = _track(output, track)
+    target = output or Path(f"{spec.slug}{compile.EXTENSIONS[chosen]}")
+    if target.exists():
+        raise usage_error(f"{target} exists; choose another name with -o")
+    target.write_text(starter.starter(spec, chosen))
+    console.print(f"wrote {target} ({chosen} track). Next: grader test {spec.slug} {target}")
+
+
+def _grade(problem: str, file: Path, track: str | None, mode: str, user: str, as_json: bool) -> None:
+    spec = _problem(problem)
+    if not file.is_file():
+        raise usage_error(f"no such file: {file}")
+    chosen = _track(file, track)
+    if as_json:
+        verdict = pipeline.grade(spec, file.read_bytes(), file.name, track=chosen, mode=mode, user=user)
+        print(json.dumps(verdict.to_json(), indent=2))
+    else:
+        with console.status("compile") as status:
+            verdict = pipeline.grade(spec, file.read_bytes(), file.name, track=chosen, mode=mode, user=user,
+                                     progress=lambda stage: status.update(f"{stage} ({spec.slug}, {chosen} track)"))
+        print_verdict(verdict)
+    raise typer.Exit(0 if verdict.accepted else 1)
+
+
+def print_verdict(verdict: Verdict) -> None:
+    if verdict.tests:
+        table = Table("test", "sizes", "status", "max abs err", "max rel err", title="Tests")
+        for t in verdict.tests:
+            table.add_row(t.name, ", ".join(f"{k}={v}" for k, v in t.sizes.items()),
+                          f"[{STATUS_STYLE[t.status]}]{t.status}[/]",
+                          f"{t.max_abs_err:.2e}" if t.max_abs_err is not None else "",
+                          f"{t.max_rel_err:.2e}" if t.max_rel_err is not None else "")
+        console.print(table)
+    if verdict.benchmarks:
+        table = Table("benchmark", "median us", "IQR us", "samples", "mode", "GB/s", "GFLOP/s", "% peak BW",
+                      "floor us", title="Benchmarks")
+        for b in verdict.benchmarks:
+            bw = b.fraction_of_peak.get("bandwidth")
+            table.add_row(b.name, f"{b.median_us:.2f}", f"{b.spread['iqr_us']:.2f}", str(b.samples), b.mode,
+                          f"{b.gbps:.1f}", f"{b.gflops:.1f}", f"{100 * bw:.1f}" if bw else "",
+                          f"{b.floor_us:.2f}")
+        console.print(table)
+    console.print(f"[{STATUS_STYLE[verdict.status]}]{verdict.status}[/]  {verdict.message}", highlight=False)
+    stages = ", ".join(f"{k} {v:.2f} s" for k, v in verdict.stages_s.items())
+    console.print(f"[dim]{verdict.problem} · {verdict.track} · {verdict.device.get('name', '')} · {stages}[/dim]")
+
+
+@app.command()
+def test(problem: str, file: Path, track: Optional[str] = typer.Option(None, help="cuda or cpu (default: from the extension)"),
+         as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON.")):
+    """Check correctness only."""
+    _grade(problem, file, track, "test", "", as_json)
+
+
+@app.command()
+def submit(problem: str, file: Path, track: Optional[str] = typer.Option(None, help="cuda or cpu (default: from the extension)"),
+           user: str = typer.Option("anonymous", help="Who submits."),
+           as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON.")):
+    """Check correctness, then time the benchmarks."""
+    _grade(problem, file, track, "submit", user, as_json)
+
+
+@app.command()
+def doctor():
+    """What this machine has: GPU, nvcc, g++, and which sandbox will be used and why."""
+    tools = detect()
+    table = Table("component", "found", show_header=False)
+    gpu = tools.gpu
+    table.add_row("GPU", f"{gpu.name} ({gpu.arch}, driver {gpu.driver}, {gpu.memory_mib} MiB)" if gpu
+                  else "none visible (nvidia-smi found no GPU): the CUDA track cannot run here")
+    table.add_row("nvcc", f"{tools.nvcc} — {tools.nvcc_version}" if tools.nvcc else "not found")
+    table.add_row("g++", f"{tools.gxx} — {tools.gxx_version}" if tools.gxx else "not found")
+    table.add_row("default track", default_track())
+    isolation = sandbox.probe_isolation()
+    why = ("running as root: own uid, network namespace, read-only root" if sandbox.is_root() else
+           "not root: no uid switch and no read-only root; run as root or use the container sandbox for a shared judge")
+    table.add_row("sandbox", f"local ({why})")
+    table.add_row("isolation", ", ".join(isolation))
+    table.add_row("build cache", str(compile.cache_root()))
+    console.print(table)

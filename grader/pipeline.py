@@ -1,0 +1,362 @@
+"""One submission, start to end: compile -> run the harness in the sandbox -> check -> time -> verdict.
+
+`grade` is a pure function of (problem, track, source, user, mode) to a Verdict: it never raises for the
+submission's sake, and nothing the untrusted harness wrote is believed without a check made here, after it
+has exited (DESIGN.md, "One submission, start to end").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+import shutil
+import statistics
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+import grader
+from grader import ceilings, check, compile, sandbox, telemetry
+from grader import inputs as gen
+from grader import status as S
+from grader.spec import Problem, SizeSet
+from grader.toolchain import detect
+from grader.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
+
+DRAWS_PER_TEST = 2              # each test runs twice on independent inputs: a cache keyed on anything fails
+BENCH_BUDGET_MS = {"cuda": 2000, "cpu": 3000}
+BENCH_SAMPLES = {"cuda": (10, 200), "cpu": (5, 30)}
+AUDITS_PER_BENCHMARK = 3
+SIDE_STREAM_TAIL_MS = 2.0       # work still running this long after solve returned, in a test call
+TAIL_SLACK_MS = 0.05            # timed calls: allowed excess of the tail over an empty call's tail
+HARNESS_MEMORY = 32 << 30
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Case:
+    name: str
+    size_set: SizeSet
+    kind: str                   # "check" or "bench"
+    seed: int
+
+
+def grade(problem: Problem, source: bytes, filename: str, *, track: str, mode: str = "test", user: str = "",
+          progress: Progress | None = None) -> Verdict:
+    """Grade one submission; `mode` "test" checks correctness, "submit" also times the benchmarks."""
+    say = progress or (lambda _stage: None)
+    tools = detect()
+    verdict = Verdict(status=S.ACCEPTED, message="", problem=problem.slug, track=track, mode=mode, user=user,
+                      submission_id=uuid.uuid4().hex[:12], source_sha256=hashlib.sha256(source).hexdigest(),
+                      toolchain={"compiler": tools.describe(track), "flags": " ".join(compile.submission_flags(track, tools)[1:])},
+                      device=_device(track, tools), grader_version=grader.__version__)
+    started = time.monotonic()
+
+    say("compile")
+    build = compile.build_submission(problem, source, filename, track)
+    verdict.stages_s["compile"] = round(build.seconds, 3)
+    if not build.ok:
+        return _finish(verdict, S.COMPILE_ERROR, build.log, started)
+    if build.refused:
+        return _finish(verdict, S.REJECTED, build.refused, started)
+
+    cases = [Case(t.name, t, "check", secrets.randbits(64)) for t in problem.tests_for(track)]
+    if mode == "submit":
+        cases += [Case(b.name, b, "bench", secrets.randbits(64)) for b in problem.benchmarks_for(track)]
+
+    say("run")
+    run_started = time.monotonic()
+    workdir, outcome, samples = _run_harness(problem, track, build.library, cases)
+    verdict.stages_s["run"] = round(time.monotonic() - run_started, 3)
+    try:
+        say("check")
+        check_started = time.monotonic()
+        _judge(verdict, problem, track, cases, workdir / "out", outcome, samples)
+        verdict.stages_s["check"] = round(time.monotonic() - check_started, 3)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return _finish(verdict, verdict.status, verdict.message, started)
+
+
+def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verdict:
+    verdict.status, verdict.message = status, message
+    verdict.stages_s["total"] = round(time.monotonic() - started, 3)
+    return verdict
+
+
+def _device(track: str, tools) -> dict:
+    if track == "cuda" and tools.gpu:
+        return {"name": tools.gpu.name, "driver": tools.gpu.driver, "compute_capability": tools.gpu.compute_capability}
+    return {"name": tools.cpu_model, "driver": "", "compute_capability": ""}
+
+
+# --- running the harness -------------------------------------------------------------------------------------
+
+def _request(problem: Problem, track: str, cases: list[Case]) -> str:
+    lines = ["library ./lib.so", "outdir ./out"]
+    low, high = BENCH_SAMPLES[track]
+    for case in cases:
+        sizes = case.size_set.sizes
+        if case.kind == "check":
+            lines.append(f"case {case.name} check {case.seed:x} {DRAWS_PER_TEST}")
+        else:
+            lines.append(f"case {case.name} bench {case.seed:x} {low} {high} {BENCH_BUDGET_MS[track]} "
+                         f"{AUDITS_PER_BENCHMARK}")
+        ints = [str(sizes[name]) for name in problem.size_names]
+        lines.append(f"ints {len(ints)} {' '.join(ints)}")
+        lines.append(f"buffers {len(problem.pointer_params)}")
+        for param in problem.pointer_params:
+            count = int(np.prod(problem.shape(param, sizes)))
+            if param.role == "input":
+                dist = problem.distribution(case.size_set, param.name)
+                lines.append(f"in {count} {gen.float32_bits(dist.low)} {gen.float32_bits(dist.high - dist.low)}")
+            else:
+                lines.append(f"out {count}")
+    lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+def time_limit_s(problem: Problem, track: str, cases: list[Case]) -> float:
+    benches = sum(1 for c in cases if c.kind == "bench")
+    return problem.time_limit_s + benches * (3 * BENCH_BUDGET_MS[track] / 1000 + 20)
+
+
+def _run_harness(problem: Problem, track: str, library: Path, cases: list[Case]):
+    uid = sandbox.sandbox_uid()
+    workdir = sandbox.new_workdir(uid)
+    for source, name in ((compile.build_runner(track), "runner"), (library, "lib.so")):
+        shutil.copyfile(source, workdir / name)
+        (workdir / name).chmod(0o555)
+    out = workdir / "out"
+    out.mkdir()
+    if uid is not None:
+        shutil.chown(out, uid, uid)
+    tools = detect()
+    env = {"LD_LIBRARY_PATH": tools.cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")} if track == "cuda" else {}
+    limits = sandbox.Limits(wall_s=time_limit_s(problem, track, cases), memory_bytes=HARNESS_MEMORY,
+                            address_space_bytes=HARNESS_MEMORY if track == "cpu" else None)
+    sampler = telemetry.Sampler() if track == "cuda" and any(c.kind == "bench" for c in cases) else None
+    with (sampler or telemetry.NullSampler()):
+        outcome = sandbox.run(["./runner"], workdir, limits=limits, stdin=_request(problem, track, cases).encode(),
+                              uid=uid, env=env)
+    return workdir, outcome, (sampler.samples if sampler else [])
+
+
+# --- judging what came back ----------------------------------------------------------------------------------
+
+def _progress(out: Path) -> list[str]:
+    try:
+        return (out / "progress").read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _crash_message(outcome: sandbox.Outcome, where: str) -> tuple[str, str]:
+    """(status, message) for a harness that did not finish."""
+    if outcome.timed_out:
+        return S.TIMEOUT, f"time limit ({outcome.wall_s:.1f} s) exceeded {where}"
+    if outcome.killed_for == "memory":
+        return S.RUNTIME_ERROR, f"memory limit exceeded {where}"
+    if outcome.killed_for == "disk":
+        return S.RUNTIME_ERROR, f"disk limit exceeded {where} (too much written to the working directory)"
+    how = f"killed by {outcome.signal_name}" if outcome.signal_name else f"exited with status {outcome.returncode}"
+    harness_said = [line for line in outcome.stderr.splitlines() if line.startswith("kerneljudge harness:")]
+    detail = f": {harness_said[-1].split(':', 1)[1].strip()}" if harness_said else ""
+    tail = outcome.stderr.strip()[-600:]
+    shown = f"\nprogram output (stderr, last lines):\n{tail}" if tail and not harness_said else ""
+    return S.RUNTIME_ERROR, f"{how} {where}{detail}{shown}"
+
+
+def _judge(verdict: Verdict, problem: Problem, track: str, cases: list[Case], out: Path,
+           outcome: sandbox.Outcome, samples: list[dict]) -> None:
+    lines = _progress(out)
+    finished = bool(lines) and lines[-1] == "done" and outcome.returncode == 0
+    failure: tuple[str, str] | None = None
+
+    for case in cases:
+        if case.kind != "check":
+            continue
+        result = _check_case(problem, case, out)
+        if result is None:  # the harness never finished this case
+            where = f"in test {case.name} ({_sizes(case.size_set)})"
+            status, message = _crash_message(outcome, where) if not finished else (
+                S.RUNTIME_ERROR, f"results of test {case.name} are missing")
+            verdict.tests.append(TestResult(case.name, case.size_set.sizes, status, message=message))
+            failure = failure or (status, message)
+            break
+        verdict.tests.append(result)
+        if result.status != S.ACCEPTED and failure is None:
+            failure = (result.status, f"test {case.name} ({_sizes(case.size_set)}): {result.message}")
+
+    if failure is None and not finished:
+        where = _where_it_stopped(lines)
+        failure = _crash_message(outcome, where)
+    if failure is None:
+        failure = _judge_benchmarks(verdict, problem, track, cases, out, outcome, samples)
+    if failure:
+        verdict.status, verdict.message = failure
+        return
+    verdict.status = S.ACCEPTED
+    verdict.score_us = geometric_mean([b.median_us for b in verdict.benchmarks])
+    passed = f"all {len(verdict.tests)} tests passed"
+    verdict.message = passed + (f"; score {verdict.score_us:.2f} us" if verdict.score_us else "")
+
+
+def _sizes(size_set: SizeSet) -> str:
+    return ", ".join(f"{k}={v}" for k, v in size_set.sizes.items())
+
+
+def _where_it_stopped(lines: list[str]) -> str:
+    cases = [line.split()[1] for line in lines if line.startswith("case ")]
+    if cases:
+        return f"in {cases[-1]}"
+    return "while loading the library" if lines and lines[-1] == "loading" else "before running any test"
+
+
+def _check_case(problem: Problem, case: Case, out: Path) -> TestResult | None:
+    size_set = case.size_set
+    atol, rtol = problem.tolerances(size_set.sizes)
+    worst_abs = worst_rel = 0.0
+    for draw in range(DRAWS_PER_TEST):
+        try:
+            got = _read_call(problem, size_set, out, f"{case.name}.d{draw}")
+        except check.TamperedOutput as error:
+            return TestResult(case.name, size_set.sizes, S.REJECTED, message=f"result files tampered with: {error}")
+        if got is None:
+            return None
+        tail = _call_tail_ms(out / f"{case.name}.calls", draw)
+        if tail is not None and tail > SIDE_STREAM_TAIL_MS:
+            return TestResult(case.name, size_set.sizes, S.REJECTED, message=(
+                f"device work went on for {tail:.2f} ms after solve returned (a side stream or thread?): "
+                "solve must finish or enqueue all its work on the stream it was called on"))
+        expected_inputs = check.make_inputs(problem, size_set, case.seed, draw)
+        for name, values in expected_inputs.items():
+            if not np.array_equal(got[name], values):
+                changed = int(np.flatnonzero(got[name] != values)[0])
+                return TestResult(case.name, size_set.sizes, S.WRONG_ANSWER, message=(
+                    f"input {name} was modified (first change at flat index {changed}): inputs are read-only"))
+        reference = check.reference_outputs(problem, size_set, expected_inputs)
+        for param in problem.output_params:
+            result = check.compare(got[param.name], reference[param.name], atol, rtol)
+            worst_abs, worst_rel = max(worst_abs, result.max_abs_err), max(worst_rel, result.max_rel_err)
+            if not result.ok:
+                return TestResult(case.name, size_set.sizes, S.WRONG_ANSWER, result.max_abs_err, result.max_rel_err,
+                                  f"{param.name}: {result.message}" + (" (second input draw)" if draw else ""))
+    return TestResult(case.name, size_set.sizes, S.ACCEPTED, worst_abs, worst_rel)
+
+
+def _read_call(problem: Problem, size_set: SizeSet, out: Path, stem: str,
+               only_outputs: bool = False) -> dict[str, np.ndarray] | None:
+    arrays = {}
+    for index, param in enumerate(problem.pointer_params):
+        if only_outputs and param.role != "output":
+            continue
+        count = int(np.prod(problem.shape(param, size_set.sizes)))
+        values = check.read_floats(out / f"{stem}.{index}.bin", count)
+        if values is None:
+            return None
+        arrays[param.name] = values
+    return arrays
+
+
+def _call_tail_ms(path: Path, draw: int) -> float | None:
+    try:
+        for line in path.read_text().splitlines():
+            fields = line.split()
+            if len(fields) == 3 and fields[0] == str(draw):
+                return float(fields[2])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: list[Case], out: Path,
+                      outcome: sandbox.Outcome, samples: list[dict]) -> tuple[str, str] | None:
+    peaks = ceilings.for_track(track)
+    claimed_ms = 0.0
+    for case in cases:
+        if case.kind != "bench":
+            continue
+        parsed = _read_times(out / f"{case.name}.times")
+        if parsed is None:
+            return S.REJECTED, f"benchmark {case.name}: the timing record is missing or malformed"
+        header, rows = parsed
+        times = [row[1] for row in rows]
+        batch = int(header.get("batch", 1))
+        claimed_ms += sum(times) * batch
+        median_ms = statistics.median(times)
+        q1, q3 = np.percentile(times, [25, 75])
+        flops, nbytes = problem.work(case.size_set.sizes)
+        floor_s = peaks.floor_s(flops, nbytes)
+        name = f"benchmark {case.name} ({_sizes(case.size_set)})"
+        if median_ms * 1e-3 < floor_s:
+            return S.REJECTED, (f"{name}: {median_ms * 1e3:.2f} us is below the physical floor of "
+                                f"{floor_s * 1e6:.2f} us for this much work on this device")
+        tail_overhead = float(header.get("tail_overhead_ms", 0.0))
+        median_tail = statistics.median(row[2] for row in rows)
+        if track == "cuda" and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
+            return S.REJECTED, (f"{name}: device work went on {median_tail:.3f} ms after solve returned "
+                                f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
+                                "so it is not allowed")
+        audit = _audit(problem, case, out)
+        if audit:
+            return S.WRONG_ANSWER, f"{name}: {audit}"
+        seconds = median_ms * 1e-3
+        verdict.benchmarks.append(BenchmarkResult(
+            name=case.name, sizes=case.size_set.sizes, median_us=median_ms * 1e3,
+            spread={"q1_us": q1 * 1e3, "q3_us": q3 * 1e3, "iqr_us": (q3 - q1) * 1e3,
+                    "rse_of_median": 1.2533 * ((q3 - q1) / 1.349) / math.sqrt(len(times)) / median_ms},
+            samples=len(times), mode=header.get("mode", "single") + (f" {batch}" if batch > 1 else ""),
+            gflops=flops / seconds / 1e9, gbps=nbytes / seconds / 1e9,
+            fraction_of_peak={"bandwidth": nbytes / seconds / peaks.bandwidth_bytes_s if peaks.bandwidth_bytes_s else None,
+                              "flops": flops / seconds / peaks.fp32_flops_s if peaks.fp32_flops_s else None},
+            floor_us=floor_s * 1e6, overhead_us=float(header.get("overhead_ms", 0.0)) * 1e3,
+            telemetry=telemetry.summarise(samples)))
+    if claimed_ms > outcome.wall_s * 1e3 * 1.05:
+        return S.REJECTED, (f"the timings add up to {claimed_ms / 1e3:.2f} s, more than the "
+                            f"{outcome.wall_s:.2f} s the whole run took: the timing record was tampered with")
+    return None
+
+
+def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | None:
+    try:
+        lines = path.read_text().splitlines()
+        words = lines[0].split()
+        header = dict(zip(words[::2], words[1::2]))
+        rows = [(int(a), float(b), float(c)) for a, b, c in (line.split() for line in lines[1:])]
+    except (OSError, ValueError, IndexError):
+        return None
+    if len(rows) < 1 or any(not (math.isfinite(t) and t >= 0) for _, t, _ in rows):
+        return None
+    return header, rows
+
+
+def _audit(problem: Problem, case: Case, out: Path) -> str:
+    """Check the outputs of the timed calls the harness picked after they returned; '' when all are right."""
+    try:
+        calls = [int(w) for w in (out / f"{case.name}.audits").read_text().split()]
+    except FileNotFoundError:
+        return "no timed call was kept for the audit"
+    except (OSError, ValueError):
+        return "the audit record is malformed"
+    atol, rtol = problem.tolerances(case.size_set.sizes)
+    for call in calls[:AUDITS_PER_BENCHMARK]:
+        try:
+            got = _read_call(problem, case.size_set, out, f"{case.name}.a{call}", only_outputs=True)
+        except check.TamperedOutput as error:
+            return f"audit files tampered with: {error}"
+        if got is None:
+            return f"the output of timed call {call} is missing"
+        arrays = check.make_inputs(problem, case.size_set, case.seed, call)
+        reference = check.reference_outputs(problem, case.size_set, arrays)
+        for param in problem.output_params:
+            result = check.compare(got[param.name], reference[param.name], atol, rtol)
+            if not result.ok:
+                return f"timed call {call} returned a wrong {param.name}: {result.message}"
+    return ""

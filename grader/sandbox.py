@@ -1,0 +1,294 @@
+"""The local sandbox: runs one untrusted command and always comes back with an Outcome.
+
+What it does, where the OS allows it (docs/security.md lists what each step answers):
+- a new session and process group, killed whole on the way out, and, as root, a uid of its own (so that
+  every process it forks is found and killed, and the per-uid process limit counts only this run);
+- a new network namespace (no route out, loopback down);
+- as root, a new mount namespace in which the root filesystem is read-only, /tmp, /var/tmp and /dev/shm are
+  small private tmpfs, and the run's working directory is the only writable place that outlives it;
+- rlimits (CPU time, file size, processes, core dumps, address space where asked) and a scrubbed environment;
+- a watchdog that enforces the wall-clock limit, resident memory of the whole process group and the size of
+  the working directory, killing everything on the first breach.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+UID_BASE = int(os.environ.get("KERNELJUDGE_UID_BASE", "61000"))
+PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/dev/shm")
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float = 60.0
+    cpu_s: int = 600
+    memory_bytes: int = 16 << 30
+    address_space_bytes: int | None = None
+    file_bytes: int = 4 << 30
+    disk_bytes: int = 8 << 30
+    processes: int = 256
+
+
+@dataclass
+class Outcome:
+    returncode: int
+    wall_s: float
+    timed_out: bool = False
+    killed_for: str = ""          # "memory", "disk" or "" (the watchdog's reason, besides the wall clock)
+    stdout: str = ""
+    stderr: str = ""
+    isolation: list[str] = field(default_factory=list)
+
+    @property
+    def signal_name(self) -> str:
+        if self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        return ""
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def runs_base() -> Path:
+    """Parent of the per-run working directories: traversable by the sandbox uid, private to each run."""
+    base = Path(os.environ.get("KERNELJUDGE_RUNS", "/var/lib/kerneljudge/runs" if is_root() else
+                               Path(tempfile.gettempdir()) / f"kerneljudge-runs-{os.getuid()}"))
+    base.mkdir(parents=True, exist_ok=True)
+    base.chmod(0o711)
+    return base
+
+
+def new_workdir(uid: int | None) -> Path:
+    workdir = Path(tempfile.mkdtemp(prefix="run-", dir=runs_base()))
+    if uid is not None:
+        os.chown(workdir, uid, uid)
+    workdir.chmod(0o700)
+    return workdir
+
+
+def sandbox_uid() -> int | None:
+    """A uid for this grader process's runs when it can switch to one (root), else None."""
+    return UID_BASE + os.getpid() % 4000 if is_root() else None
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def _isolate_namespaces(workdir: Path) -> None:
+    """Runs in the child before exec, as root: private network and mounts, read-only root."""
+    _check(_libc.unshare(CLONE_NEWNET | CLONE_NEWNS), "unshare")
+    _check(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    wd = str(workdir).encode()
+    _check(_libc.mount(wd, wd, None, MS_BIND, None), "bind the working directory")
+    _check(_libc.mount(None, b"/", None, MS_REMOUNT | MS_BIND | MS_RDONLY, None), "read-only root")
+    _check(_libc.mount(None, wd, None, MS_REMOUNT | MS_BIND, None), "writable working directory")
+    for path in PRIVATE_TMPFS:
+        if os.path.isdir(path):
+            _check(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", 0, b"size=64m,mode=1777"), f"tmpfs on {path}")
+    os.chdir(workdir)  # the cwd set before this pointed into the read-only mount
+
+
+def _unprivileged_network_namespace() -> None:
+    """Runs in the child before exec, not root: a user namespace mapping only our own uid, and a network one."""
+    uid, gid = os.getuid(), os.getgid()
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNET), "unshare")
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+
+
+_PROBED: list[str] | None = None
+
+
+def probe_isolation() -> list[str]:
+    """What the sandbox can do on this machine, found once by trying it in a throwaway child."""
+    global _PROBED
+    if _PROBED is None:
+        found = ["process group", "rlimits", "scrubbed environment", "watchdog (wall clock, memory, disk)"]
+        if is_root():
+            found.append("own uid per grader process")
+        with tempfile.TemporaryDirectory() as scratch:
+            try:
+                subprocess.run(["true"], preexec_fn=lambda: _namespaces(Path(scratch)), check=True,
+                               capture_output=True)
+                found += ["network namespace"] + (["read-only root, private /tmp"] if is_root() else [])
+            except (subprocess.SubprocessError, OSError):
+                pass
+        _PROBED = found
+    return _PROBED
+
+
+def _namespaces(workdir: Path) -> None:
+    if is_root():
+        _isolate_namespaces(workdir)
+    else:
+        _unprivileged_network_namespace()
+
+
+def _user_process_count() -> int:
+    uid = os.getuid()
+    return sum(1 for e in os.scandir("/proc") if e.name.isdigit() and _owner(e.path) == uid)
+
+
+def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", uid: int | None = None,
+        env: dict[str, str] | None = None) -> Outcome:
+    """Run `argv` in `workdir` under every isolation this machine allows; never raises for the child's sake."""
+    isolation = probe_isolation()
+    use_namespaces = "network namespace" in isolation
+    processes = limits.processes if uid is not None else limits.processes + _user_process_count()
+    log_dir = Path(tempfile.mkdtemp(prefix="kerneljudge-log-"))
+    out_path, err_path = log_dir / "stdout", log_dir / "stderr"
+    def preexec():
+        os.setsid()
+        if use_namespaces:
+            _namespaces(workdir)
+        for kind, value in ((resource.RLIMIT_CPU, limits.cpu_s), (resource.RLIMIT_FSIZE, limits.file_bytes),
+                            (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, processes)):
+            resource.setrlimit(kind, (value, value))
+        if limits.address_space_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes,) * 2)
+        if uid is not None:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+
+    clean_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir), "TMPDIR": str(workdir),
+                 "LANG": "C.UTF-8", **(env or {})}
+    start = time.monotonic()
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        try:
+            process = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.PIPE, stdout=out, stderr=err,
+                                       env=clean_env, preexec_fn=preexec, close_fds=True)
+        except (OSError, subprocess.SubprocessError) as error:
+            return Outcome(returncode=127, wall_s=0.0, stderr=f"could not start the sandboxed program: {error}")
+        watchdog = _Watchdog(process.pid, workdir, limits, start)
+        watchdog.start()
+        try:
+            process.stdin.write(stdin)
+            process.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        returncode = process.wait()
+        watchdog.stop()
+        _kill_everything(process.pid, uid)
+    wall = time.monotonic() - start
+    outcome = Outcome(returncode=returncode, wall_s=wall, timed_out=watchdog.reason == "wall",
+                      killed_for=watchdog.reason if watchdog.reason in ("memory", "disk") else "",
+                      stdout=_tail(out_path), stderr=_tail(err_path), isolation=isolation)
+    for path in (out_path, err_path):
+        path.unlink()
+    log_dir.rmdir()
+    return outcome
+
+
+def _tail(path: Path, limit: int = 8192) -> str:
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        f.seek(max(0, size - limit))
+        return f.read().decode("utf-8", "replace")
+
+
+class _Watchdog(threading.Thread):
+    """Kills the run's process group on the first breach of wall clock, resident memory or disk."""
+
+    def __init__(self, pgid: int, workdir: Path, limits: Limits, start: float):
+        super().__init__(daemon=True)
+        self.pgid, self.workdir, self.limits, self.start_time = pgid, workdir, limits, start
+        self.reason = ""
+        self._done = threading.Event()
+
+    def run(self):
+        ticks = 0
+        while not self._done.wait(0.05):
+            ticks += 1
+            if time.monotonic() - self.start_time > self.limits.wall_s:
+                self._kill("wall")
+            elif ticks % 4 == 0 and _group_rss(self.pgid) > self.limits.memory_bytes:
+                self._kill("memory")
+            elif ticks % 10 == 0 and _tree_bytes(self.workdir) > self.limits.disk_bytes:
+                self._kill("disk")
+
+    def _kill(self, reason: str):
+        self.reason = self.reason or reason
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def stop(self):
+        self._done.set()
+        self.join()
+
+
+def _group_rss(pgid: int) -> int:
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:
+                total += int(fields[21]) * resource.getpagesize()
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def _tree_bytes(root: Path) -> int:
+    total = 0
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _kill_everything(pgid: int, uid: int | None) -> None:
+    """SIGKILL the process group and, when the run had a uid of its own, every process left with that uid."""
+    for _ in range(3):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if uid is None:
+            return
+        survivors = [int(e.name) for e in os.scandir("/proc") if e.name.isdigit() and _owner(e.path) == uid]
+        if not survivors:
+            return
+        for pid in survivors:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+
+
+def _owner(proc_path: str) -> int | None:
+    try:
+        return os.stat(proc_path).st_uid
+    except OSError:
+        return None

@@ -1,0 +1,221 @@
+"""Problem specs: load `problems/<slug>/problem.yaml`, validate it with pydantic, derive the C prototype.
+
+A broken spec raises SpecError naming the file, the field and what is wrong.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from grader import expr
+
+Track = Literal["cuda", "cpu"]
+TRACKS: tuple[str, ...] = ("cuda", "cpu")
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def problems_root() -> Path:
+    """Where problem folders live: $KERNELJUDGE_PROBLEMS or the repository's `problems/`."""
+    return Path(os.environ.get("KERNELJUDGE_PROBLEMS", REPO_ROOT / "problems"))
+
+
+class SpecError(Exception):
+    """A problem spec that cannot be used; the message names the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Param(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    type: Literal["const float*", "float*", "int"]
+    shape: list[str | int] | None = None
+
+    @property
+    def role(self) -> str:
+        return {"const float*": "input", "float*": "output", "int": "size"}[self.type]
+
+    @model_validator(mode="after")
+    def _shape_matches_type(self):
+        if self.type == "int" and self.shape is not None:
+            raise ValueError(f"size parameter {self.name!r} takes no shape")
+        if self.type != "int" and not self.shape:
+            raise ValueError(f"pointer parameter {self.name!r} needs a shape")
+        return self
+
+
+class Distribution(_Strict):
+    """Elements drawn uniformly from [low, high) by the counter-based generator in grader/inputs.py."""
+    low: float = -1.0
+    high: float = 1.0
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if not self.high > self.low:
+            raise ValueError(f"high ({self.high}) must be greater than low ({self.low})")
+        return self
+
+
+class SizeSet(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9_]+$")
+    sizes: dict[str, int]
+    inputs: dict[str, Distribution] = {}
+    tracks: list[Track] = list(TRACKS)
+    catches: str = ""
+
+
+class Tolerance(_Strict):
+    atol: str | float
+    rtol: str | float
+    why: str = Field(min_length=1)
+
+
+class Problem(_Strict):
+    slug: str
+    title: str
+    difficulty: Literal["easy", "medium", "hard"]
+    tags: list[str] = []
+    signature: list[Param]
+    constraints: list[str]
+    inputs: dict[str, Distribution] = {}
+    tolerance: Tolerance
+    flops: str | int
+    bytes: str | int
+    time_limit_s: float = Field(default=60.0, gt=0)
+    tests: list[SizeSet] = Field(min_length=1)
+    benchmarks: dict[Track, list[SizeSet]] = {}
+    folder: Path = Field(exclude=True)
+
+    @field_validator("signature")
+    @classmethod
+    def _signature_shape(cls, params):
+        names = [p.name for p in params]
+        if len(set(names)) != len(names):
+            raise ValueError("parameter names repeat")
+        if not any(p.role == "output" for p in params):
+            raise ValueError("the signature has no output (a `float*` parameter)")
+        return params
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        sizes = set(self.size_names)
+        for p in self.pointer_params:
+            for dim in p.shape:
+                unknown = expr.names_in(str(dim)) - sizes
+                if unknown:
+                    raise ValueError(f"shape of {p.name!r} uses unknown size {sorted(unknown)}")
+        inputs = {p.name for p in self.input_params}
+        for name in self.inputs:
+            if name not in inputs:
+                raise ValueError(f"inputs: {name!r} is not an input parameter")
+        for kind, sets in [("tests", self.tests)] + [(f"benchmarks.{t}", s) for t, s in self.benchmarks.items()]:
+            seen = set()
+            for size_set in sets:
+                where = f"{kind}.{size_set.name}"
+                if size_set.name in seen:
+                    raise ValueError(f"{where}: name repeats")
+                seen.add(size_set.name)
+                if set(size_set.sizes) != sizes:
+                    raise ValueError(f"{where}: sizes must give exactly {sorted(sizes)}")
+                for rule in self.constraints:
+                    if not expr.evaluate(rule, size_set.sizes):
+                        raise ValueError(f"{where}: sizes {size_set.sizes} break the constraint {rule!r}")
+                for name in size_set.inputs:
+                    if name not in inputs:
+                        raise ValueError(f"{where}.inputs: {name!r} is not an input parameter")
+        return self
+
+    @property
+    def size_names(self) -> list[str]:
+        return [p.name for p in self.signature if p.role == "size"]
+
+    @property
+    def pointer_params(self) -> list[Param]:
+        return [p for p in self.signature if p.role != "size"]
+
+    @property
+    def input_params(self) -> list[Param]:
+        return [p for p in self.signature if p.role == "input"]
+
+    @property
+    def output_params(self) -> list[Param]:
+        return [p for p in self.signature if p.role == "output"]
+
+    def prototype(self, name: str = "solve") -> str:
+        args = ", ".join(f"{p.type} {p.name}" for p in self.signature)
+        return f"void {name}({args})"
+
+    def shape(self, param: Param, sizes: dict) -> tuple[int, ...]:
+        return tuple(int(expr.evaluate(dim, sizes)) for dim in param.shape)
+
+    def distribution(self, size_set: SizeSet, name: str) -> Distribution:
+        return size_set.inputs.get(name) or self.inputs.get(name) or Distribution()
+
+    def tests_for(self, track: str) -> list[SizeSet]:
+        return [t for t in self.tests if track in t.tracks]
+
+    def benchmarks_for(self, track: str) -> list[SizeSet]:
+        return list(self.benchmarks.get(track, []))
+
+    def tolerances(self, sizes: dict) -> tuple[float, float]:
+        return float(expr.evaluate(self.tolerance.atol, sizes)), float(expr.evaluate(self.tolerance.rtol, sizes))
+
+    def work(self, sizes: dict) -> tuple[float, float]:
+        """(floating-point operations, bytes that must cross device memory) for one call."""
+        return float(expr.evaluate(self.flops, sizes)), float(expr.evaluate(self.bytes, sizes))
+
+    @cached_property
+    def reference_module(self):
+        path = self.folder / "reference.py"
+        module_spec = importlib.util.spec_from_file_location(f"kerneljudge_reference_{self.slug.replace('-', '_')}", path)
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+        if not callable(getattr(module, "reference", None)):
+            raise SpecError(f"{path}: defines no `reference` function")
+        return module
+
+    @property
+    def statement_path(self) -> Path:
+        return self.folder / "statement.md"
+
+
+def load_problem(slug_or_path: str | Path) -> Problem:
+    """Load and validate one problem by slug (a folder under problems_root()) or by folder path."""
+    folder = Path(slug_or_path)
+    if not folder.is_dir():
+        folder = problems_root() / str(slug_or_path)
+    path = folder / "problem.yaml"
+    if not path.is_file():
+        known = ", ".join(list_slugs()) or "none"
+        raise SpecError(f"no problem {str(slug_or_path)!r} (known: {known})")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise SpecError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: expected a mapping at the top level")
+    try:
+        return Problem(slug=folder.name, folder=folder, **data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise SpecError(f"{path}: field {field}: {first['msg']}") from error
+    except (ValueError, TypeError) as error:
+        raise SpecError(f"{path}: {error}") from error
+
+
+def list_slugs() -> list[str]:
+    root = problems_root()
+    return sorted(p.name for p in root.iterdir() if (p / "problem.yaml").is_file()) if root.is_dir() else []
+
+
+def load_all() -> list[Problem]:
+    return [load_problem(slug) for slug in list_slugs()]

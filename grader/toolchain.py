@@ -1,0 +1,96 @@
+"""What this machine offers: nvcc, g++, the GPU (through nvidia-smi) and their versions, found once."""
+
+from __future__ import annotations
+
+import functools
+import platform
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    compute_capability: str   # "9.0"
+    driver: str
+    memory_mib: int
+
+    @property
+    def arch(self) -> str:
+        return "sm_" + self.compute_capability.replace(".", "")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    nvcc: str | None
+    nvcc_version: str
+    gxx: str | None
+    gxx_version: str
+    gpu: Gpu | None
+    cpu_model: str
+
+    def describe(self, track: str) -> str:
+        return self.nvcc_version if track == "cuda" else self.gxx_version
+
+    @property
+    def cuda_lib_dir(self) -> str:
+        return str(Path(self.nvcc).resolve().parent.parent / "lib64") if self.nvcc else ""
+
+
+def _first_line(argv: list[str], last: bool = False) -> str:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return (out[-1] if last else out[0]) if out else ""
+
+
+def _find_nvcc() -> str | None:
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    default = Path("/usr/local/cuda/bin/nvcc")
+    return str(default) if default.exists() else None
+
+
+def _find_gpu() -> Gpu | None:
+    if not shutil.which("nvidia-smi"):
+        return None
+    line = _first_line(["nvidia-smi", "--query-gpu=name,compute_cap,driver_version,memory.total",
+                        "--format=csv,noheader,nounits"])
+    parts = [p.strip() for p in line.split(",")]
+    if len(parts) != 4 or not parts[1]:
+        return None
+    return Gpu(name=parts[0], compute_capability=parts[1], driver=parts[2], memory_mib=int(float(parts[3])))
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=1)
+def detect() -> Toolchain:
+    nvcc = _find_nvcc()
+    gxx = shutil.which("g++")
+    return Toolchain(
+        nvcc=nvcc,
+        nvcc_version=_first_line([nvcc, "--version"], last=True) if nvcc else "",
+        gxx=gxx,
+        gxx_version=_first_line([gxx, "--version"]) if gxx else "",
+        gpu=_find_gpu(),
+        cpu_model=_cpu_model(),
+    )
+
+
+def default_track() -> str:
+    """The track this machine can run best: CUDA where a GPU and nvcc are there, else CPU."""
+    found = detect()
+    return "cuda" if found.gpu and found.nvcc else "cpu"
