@@ -123,7 +123,7 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str)
                          time.monotonic() - started)
         if outcome.returncode != 0 or not library.is_file():
             log = log or f"the compiler exited with status {outcome.returncode}"
-            if "kerneljudge_entry" in log or "kerneljudge_shim" in log:
+            if re.search(r"^kerneljudge_shim\S*.*error", log, re.MULTILINE):
                 log += f"\nnote: kerneljudge calls `{problem.prototype()}`; check the name and the types."
             if re.search(r"undefined (reference|symbol)", log):
                 log += "\nnote: only the CUDA runtime (CUDA track) or the C++ runtime and OpenMP (CPU track) may be linked."

@@ -1,0 +1,27 @@
+"""The reference solutions of a problem: `solutions/<slug>/NN_name.cu|.cpp`, a ladder ordered by NN."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from grader.compile import EXTENSIONS
+from grader.spec import REPO_ROOT
+from grader.toolchain import default_track
+
+
+def ladder(slug: str, track: str) -> list[Path]:
+    """The rungs for `track`, slowest idea first."""
+    return sorted((REPO_ROOT / "solutions" / slug).glob(f"[0-9]*{EXTENSIONS[track]}"))
+
+
+def best(slug: str, track: str | None = None) -> Path:
+    """The top rung for `track` (default: the track this machine runs best)."""
+    rungs = ladder(slug, track or default_track())
+    if not rungs:
+        raise FileNotFoundError(f"no reference solution for {slug} on the {track or default_track()} track")
+    return rungs[-1]
+
+
+if __name__ == "__main__":  # `python -m grader.solutions SLUG` prints the best rung, for the Makefile
+    print(best(sys.argv[1]))
