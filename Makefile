@@ -14,9 +14,14 @@ PIP_SOURCE := $(if $(wildcard $(WHEELHOUSE)/*.whl),--no-index --find-links $(WHE
 
 setup: $(VENV)/.installed
 
+# The venv sees the packages of $(PYTHON) (a .pth file lists its site-packages, which works even when
+# $(PYTHON) is itself a venv, as on GPU images), so an installed PyTorch is reused, never downloaded again;
+# $(PYTHON)'s pip and setuptools install the project (no build isolation: it works offline).
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv --system-site-packages $(VENV)
-	$(PY) -m pip install -q --no-build-isolation $(PIP_SOURCE) -e '.[test]'
+	$(PYTHON) -m venv --without-pip $(VENV)
+	$(PYTHON) -c "import site; print('\n'.join(site.getsitepackages()))" \
+	  > "$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/kerneljudge-parent.pth"
+	$(PYTHON) -m pip --python $(PY) install -q --no-build-isolation $(PIP_SOURCE) -e '.[test]'
 	touch $@
 
 test: setup

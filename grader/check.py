@@ -50,7 +50,7 @@ def read_floats(path: Path, count: int) -> np.ndarray | None:
         return np.fromfile(f, dtype=np.float32, count=count)
 
 
-def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) -> dict[str, np.ndarray]:
+def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) -> dict[str, torch.Tensor]:
     """The inputs of call number `call` of a case, exactly as the harness generated them (flat float32)."""
     arrays = {}
     for index, param in enumerate(problem.pointer_params):
@@ -58,14 +58,21 @@ def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) 
             continue
         dist = problem.distribution(size_set, param.name)
         count = int(np.prod(problem.shape(param, size_set.sizes)))
-        arrays[param.name] = gen.uniform(gen.tensor_seed(case_seed, call, index), count, dist.low, dist.high)
+        arrays[param.name] = gen.uniform(gen.tensor_seed(case_seed, call, index), count, dist.low, dist.high,
+                                         device())
     return arrays
 
 
-def reference_outputs(problem: Problem, size_set: SizeSet, arrays: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+def first_difference(got: np.ndarray, expected: torch.Tensor) -> int | None:
+    """Flat index of the first element of `got` that is not bit-identical to `expected`, None if all are."""
+    got_t = torch.from_numpy(got).to(expected.device)
+    same = got_t.view(torch.int32) == expected.view(torch.int32)
+    return None if bool(same.all()) else int(torch.nonzero(~same)[0])
+
+
+def reference_outputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The float64 reference for these inputs, one tensor per output parameter."""
-    dev = device()
-    tensors = {p.name: torch.from_numpy(arrays[p.name]).to(dev, torch.float64).reshape(problem.shape(p, size_set.sizes))
+    tensors = {p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes))
                for p in problem.input_params}
     with torch.no_grad():
         result = problem.reference_module.reference(**tensors, **size_set.sizes)

@@ -1,14 +1,17 @@
-"""The counter-based input generator, bit for bit the same as `harness/runner.cpp`'s.
+"""The counter-based input generator, bit for bit the same as `harness/platform.h`'s.
 
 Element i of a tensor with seed s is low + scale * u, u = (fmix32(fmix32(i ^ s_lo) + s_hi) >> 8) / 2^24,
-computed with float32 rounding after each operation. Integer hashing and exact float32 steps make the
-values identical on the CPU, on any GPU and in numpy, so the trusted grader regenerates exactly the inputs
-the untrusted harness used without ever receiving them from it.
+computed with float32 rounding after each operation. Integer hashing and exact float32 steps make the values
+identical on the CPU and on any GPU, so the trusted grader regenerates exactly the inputs the untrusted
+harness used without ever receiving them from it. The hash runs in int64 torch ops (masked to 32 bits after
+every multiply), on the GPU when there is one.
 """
 
 import numpy as np
+import torch
 
 MASK64 = (1 << 64) - 1
+MASK32 = 0xFFFFFFFF
 GOLDEN = 0x9E3779B97F4A7C15
 PARAM_MIX = 0xC2B2AE3D27D4EB4F
 
@@ -29,22 +32,19 @@ def float32_bits(value: float) -> int:
     return int(np.array(value, dtype=np.float32).view(np.uint32))
 
 
-def _fmix32(h: np.ndarray) -> np.ndarray:
-    h ^= h >> np.uint32(16)
-    h *= np.uint32(0x85EBCA6B)
-    h ^= h >> np.uint32(13)
-    h *= np.uint32(0xC2B2AE35)
-    h ^= h >> np.uint32(16)
-    return h
+def _fmix32(h: torch.Tensor) -> torch.Tensor:
+    h = h ^ (h >> 16)
+    h = (h * 0x85EBCA6B) & MASK32   # int64 wraps; the low 32 bits are the uint32 product
+    h = h ^ (h >> 13)
+    h = (h * 0xC2B2AE35) & MASK32
+    return h ^ (h >> 16)
 
 
-def uniform(seed: int, count: int, low: float, high: float) -> np.ndarray:
+def uniform(seed: int, count: int, low: float, high: float, device: torch.device | str = "cpu") -> torch.Tensor:
     """`count` float32 values in [low, high) for `seed`; see the module docstring."""
-    with np.errstate(over="ignore"):
-        h = np.arange(count, dtype=np.uint32)
-        h ^= np.uint32(seed & 0xFFFFFFFF)
-        h = _fmix32(h)
-        h += np.uint32(seed >> 32)
-        h = _fmix32(h)
-    u = (h >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24)
-    return np.float32(low) + np.float32(high - low) * u
+    h = torch.arange(count, dtype=torch.int64, device=device) ^ (seed & MASK32)
+    h = _fmix32(_fmix32(h) + (seed >> 32) & MASK32)
+    u = (h >> 8).to(torch.float32) * (2.0 ** -24)
+    low32 = torch.tensor(low, dtype=torch.float32, device=device)
+    scale32 = torch.tensor(high - low, dtype=torch.float32, device=device)
+    return low32 + scale32 * u

@@ -241,8 +241,8 @@ def _check_case(problem: Problem, case: Case, out: Path) -> TestResult | None:
                 "solve must finish or enqueue all its work on the stream it was called on"))
         expected_inputs = check.make_inputs(problem, size_set, case.seed, draw)
         for name, values in expected_inputs.items():
-            if not np.array_equal(got[name], values):
-                changed = int(np.flatnonzero(got[name] != values)[0])
+            changed = check.first_difference(got[name], values)
+            if changed is not None:
                 return TestResult(case.name, size_set.sizes, S.WRONG_ANSWER, message=(
                     f"input {name} was modified (first change at flat index {changed}): inputs are read-only"))
         reference = check.reference_outputs(problem, size_set, expected_inputs)

@@ -96,9 +96,14 @@ def _check(result: int, what: str) -> None:
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
-def _isolate_namespaces(workdir: Path) -> None:
-    """Runs in the child before exec, as root: private network and mounts, read-only root."""
-    _check(_libc.unshare(CLONE_NEWNET | CLONE_NEWNS), "unshare")
+def _private_network() -> None:
+    """Runs in the child before exec, as root: a network namespace of its own (no route out, loopback down)."""
+    _check(_libc.unshare(CLONE_NEWNET), "unshare network")
+
+
+def _private_mounts(workdir: Path) -> None:
+    """Runs in the child before exec, as root: read-only root, private tmpfs, the work dir the one writable place."""
+    _check(_libc.unshare(CLONE_NEWNS), "unshare mounts")
     _check(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     wd = str(workdir).encode()
     _check(_libc.mount(wd, wd, None, MS_BIND, None), "bind the working directory")
@@ -119,32 +124,29 @@ def _unprivileged_network_namespace() -> None:
     Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
 
 
+NETWORK, MOUNTS = "network namespace", "read-only root, private /tmp"
 _PROBED: list[str] | None = None
 
 
 def probe_isolation() -> list[str]:
-    """What the sandbox can do on this machine, found once by trying it in a throwaway child."""
+    """What the sandbox can do on this machine, each namespace step tried once in a throwaway child."""
     global _PROBED
     if _PROBED is None:
         found = ["process group", "rlimits", "scrubbed environment", "watchdog (wall clock, memory, disk)"]
         if is_root():
             found.append("own uid per grader process")
-        with tempfile.TemporaryDirectory() as scratch:
-            try:
-                subprocess.run(["true"], preexec_fn=lambda: _namespaces(Path(scratch)), check=True,
-                               capture_output=True)
-                found += ["network namespace"] + (["read-only root, private /tmp"] if is_root() else [])
-            except (subprocess.SubprocessError, OSError):
-                pass
+        with tempfile.TemporaryDirectory(dir=runs_base()) as scratch:  # not under /tmp, which gets masked
+            steps = {NETWORK: _private_network if is_root() else _unprivileged_network_namespace}
+            if is_root():
+                steps[MOUNTS] = lambda: _private_mounts(Path(scratch))
+            for name, step in steps.items():
+                try:
+                    subprocess.run(["true"], preexec_fn=step, check=True, capture_output=True)
+                    found.append(name)
+                except (subprocess.SubprocessError, OSError) as error:
+                    found.append(f"no {name} ({error})")
         _PROBED = found
     return _PROBED
-
-
-def _namespaces(workdir: Path) -> None:
-    if is_root():
-        _isolate_namespaces(workdir)
-    else:
-        _unprivileged_network_namespace()
 
 
 def _user_process_count() -> int:
@@ -156,14 +158,15 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
         env: dict[str, str] | None = None) -> Outcome:
     """Run `argv` in `workdir` under every isolation this machine allows; never raises for the child's sake."""
     isolation = probe_isolation()
-    use_namespaces = "network namespace" in isolation
     processes = limits.processes if uid is not None else limits.processes + _user_process_count()
     log_dir = Path(tempfile.mkdtemp(prefix="kerneljudge-log-"))
     out_path, err_path = log_dir / "stdout", log_dir / "stderr"
     def preexec():
         os.setsid()
-        if use_namespaces:
-            _namespaces(workdir)
+        if NETWORK in isolation:
+            _private_network() if is_root() else _unprivileged_network_namespace()
+        if MOUNTS in isolation:
+            _private_mounts(workdir)
         for kind, value in ((resource.RLIMIT_CPU, limits.cpu_s), (resource.RLIMIT_FSIZE, limits.file_bytes),
                             (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, processes)):
             resource.setrlimit(kind, (value, value))

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# One batch of GPU work for a lent GPU machine (no network): set up offline from wheelhouse/, then run the
+# steps named as arguments, logging each to $OUT/<step>.log. Steps: doctor, fixtures, ladder, submit,
+# test-gpu, selftest, bench, validate, site. Used by developers; the project's own commands do the work.
+set -uo pipefail
+OUT=${OUT:-$PWD/.out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+make setup PYTHON=python3 >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
+G=.venv/bin/grader
+step() { local name=$1; shift; echo "== $name"; local t0=$SECONDS;
+  "$@" 2>&1 | tee "$OUT/$name.log" | tail -${TAIL:-25}; echo "== $name took $((SECONDS - t0)) s"; }
+PROBLEMS=${PROBLEMS:-$(ls problems)}
+for s in "$@"; do case $s in
+  doctor)   step doctor $G doctor; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv ;;
+  fixtures) step fixtures .venv/bin/python -m pytest -q -m gpu tests/test_fixtures.py -p no:cacheprovider ;;
+  ladder)   for slug in $PROBLEMS; do for f in solutions/$slug/0*.cu; do
+              step "test-$slug-$(basename "$f" .cu)" $G test "$slug" "$f"; done; done ;;
+  submit)   for slug in $PROBLEMS; do f=$(ls solutions/$slug/0*.cu | tail -1);
+              step "submit-$slug" bash -c "time $G submit $slug $f --json > $OUT/submit-$slug.json; tail -c 1500 $OUT/submit-$slug.json"; done ;;
+  test-gpu) step test-gpu make test-gpu ;;
+  selftest) step selftest $G selftest ;;
+  *) echo "unknown step $s" ;;
+esac; done
