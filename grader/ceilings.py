@@ -1,54 +1,127 @@
-"""Device ceilings: the peak rates that put achieved GB/s and GFLOP/s in context and set the physical floor.
+"""Device ceilings: what this GPU can do, to put every result in context and to bound it from below.
 
-The floor is deliberately generous (theoretical peaks, tensor-core rate for FLOPs): a time below it cannot
-be honest, whatever the kernel does.
+Measured once per GPU (name and driver) and cached as JSON: the copy bandwidth (bytes read + written by a
+large device-to-device copy), the FP32 FMA rate (a kernel of independent FMA chains), and what cuBLAS
+reaches on FP32 SGEMM (torch.matmul with TF32 off). Each benchmark reports its fraction of these.
+
+The physical floor that rejects impossible times uses the theoretical peaks from NVML instead (memory
+clock x bus width; SMs x 128 lanes x clock x 8 for tensor-core TF32): generous on purpose, so no honest
+kernel can fall below it, whatever it does.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
-from dataclasses import dataclass
+import json
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 TENSOR_TF32_OVER_FP32 = 8  # Hopper/Ampere dense TF32 tensor-core rate over the FP32 FMA rate
+
+FMA_KERNEL = r"""
+__global__ void fma_chains(float* out, int iters) {
+    float b = 1.0000001f, c = 1e-7f, x[8];
+    for (int k = 0; k < 8; ++k) x[k] = threadIdx.x * 1e-6f + k;
+    for (int i = 0; i < iters; ++i)
+        #pragma unroll
+        for (int k = 0; k < 8; ++k) x[k] = fmaf(x[k], b, c);
+    float s = 0;
+    for (int k = 0; k < 8; ++k) s += x[k];
+    if (s == 1234.5f) out[blockIdx.x] = s;  // never true; keeps the chains alive
+}
+extern "C" void run(float* out, int blocks, int iters) { fma_chains<<<blocks, 256>>>(out, iters); }
+"""
 
 
 @dataclass(frozen=True)
 class Ceilings:
-    bandwidth_bytes_s: float | None   # peak memory bandwidth, read + write
-    fp32_flops_s: float | None        # FP32 FMA rate (2 flops per FMA)
-    floor_flops_s: float | None       # the fastest any arithmetic could go (tensor cores), for the floor
+    copy_bytes_s: float | None       # measured: read + write bytes of a device-to-device copy
+    fp32_flops_s: float | None       # measured: FP32 FMA rate, 2 flops per FMA
+    sgemm_flops_s: float | None      # measured: cuBLAS FP32 SGEMM at 8192^3
+    peak_bytes_s: float | None       # theoretical, for the floor
+    peak_flops_s: float | None       # theoretical tensor-core rate, for the floor
     source: str
 
     def floor_s(self, flops: float, nbytes: float) -> float:
         times = [0.0]
-        if self.bandwidth_bytes_s:
-            times.append(nbytes / self.bandwidth_bytes_s)
-        if self.floor_flops_s:
-            times.append(flops / self.floor_flops_s)
+        if self.peak_bytes_s:
+            times.append(nbytes / self.peak_bytes_s)
+        if self.peak_flops_s:
+            times.append(flops / self.peak_flops_s)
         return max(times)
 
 
-NONE = Ceilings(None, None, None, "no ceilings for this track")
+NONE = Ceilings(None, None, None, None, None, "no ceilings for this track")
 
 
 @functools.lru_cache(maxsize=2)
 def for_track(track: str) -> Ceilings:
-    return _gpu_ceilings() if track == "cuda" else NONE
+    return gpu_ceilings() if track == "cuda" else NONE
 
 
-def _gpu_ceilings() -> Ceilings:
-    """Theoretical peaks from NVML (memory clock x bus width, SM count x 128 FP32 lanes x clock)."""
-    try:
-        import pynvml
-        import torch
-        pynvml.nvmlInit()
-        handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
-        mem_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
-        bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
-        sm_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
-        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    except Exception:  # no NVML or no GPU: no ceilings, no floor
+def gpu_ceilings() -> Ceilings:
+    """This GPU's ceilings, measured on first use and cached under the build cache."""
+    from grader.compile import cache_root
+    from grader.toolchain import detect
+    gpu = detect().gpu
+    if gpu is None:
         return NONE
-    bandwidth = 2 * mem_mhz * 1e6 * bus_bits / 8
-    fp32 = sms * 128 * 2 * sm_mhz * 1e6
-    return Ceilings(bandwidth, fp32, fp32 * TENSOR_TF32_OVER_FP32, "theoretical peaks from NVML")
+    path = cache_root() / "ceilings" / f"{gpu.name}-{gpu.driver}.json".replace(" ", "_")
+    if path.is_file():
+        return Ceilings(**json.loads(path.read_text()))
+    try:
+        found = _measure()
+    except Exception as error:  # no CUDA in this process: no ceilings, no floor
+        return Ceilings(None, None, None, None, None, f"not measured: {error}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(found), indent=2))
+    return found
+
+
+def _measure() -> Ceilings:
+    import pynvml
+    import torch
+
+    from grader.timing import time_callable
+    device = torch.cuda.current_device()
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(device)
+    mem_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+    bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
+    sm_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+
+    src = torch.rand(256 << 20, device="cuda")     # 1 GiB
+    dst = torch.empty_like(src)
+    copy = time_callable(dst.copy_, lambda _i: (src,), budget_ms=1000).summary["median_us"] * 1e-6
+
+    a = torch.rand(8192, 8192, device="cuda")
+    b = torch.rand(8192, 8192, device="cuda")
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        sgemm = time_callable(torch.matmul, lambda _i: (a, b), budget_ms=3000).summary["median_us"] * 1e-6
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+
+    blocks, iters = sms * 8, 16384
+    run, out = _fma_kernel(), torch.empty(blocks, device="cuda")
+    fma = time_callable(lambda: run(ctypes.c_void_p(out.data_ptr()), blocks, iters), lambda _i: (),
+                        budget_ms=1000).summary["median_us"] * 1e-6
+    return Ceilings(copy_bytes_s=2 * src.numel() * 4 / copy, fp32_flops_s=blocks * 256 * iters * 8 * 2 / fma,
+                    sgemm_flops_s=2 * 8192 ** 3 / sgemm, peak_bytes_s=2 * mem_mhz * 1e6 * bus_bits / 8,
+                    peak_flops_s=sms * 128 * 2 * sm_mhz * 1e6 * TENSOR_TF32_OVER_FP32,
+                    source="measured (copy, FMA, cuBLAS SGEMM); floor from NVML peaks")
+
+
+def _fma_kernel():
+    from grader.toolchain import detect
+    tools = detect()
+    folder = Path(tempfile.mkdtemp(prefix="kerneljudge-fma-"))
+    (folder / "fma.cu").write_text(FMA_KERNEL)
+    subprocess.run([tools.nvcc, "-O3", f"-arch={tools.gpu.arch}", "-shared", "-Xcompiler", "-fPIC",
+                    "-o", str(folder / "fma.so"), str(folder / "fma.cu")], check=True, capture_output=True)
+    return ctypes.CDLL(str(folder / "fma.so")).run

@@ -167,3 +167,82 @@ def doctor():
     table.add_row("isolation", ", ".join(isolation))
     table.add_row("build cache", str(compile.cache_root()))
     console.print(table)
+
+
+@app.command()
+def bench(problem: str, file: Path, repeat: int = typer.Option(5, "--repeat", help="How many gradings."),
+          track: Optional[str] = typer.Option(None, help="cuda or cpu (default: from the extension)")):
+    """Grade the same file K times and print the spread of the scores across runs."""
+    spec = _problem(problem)
+    if not file.is_file():
+        raise usage_error(f"no such file: {file}")
+    chosen = _track(file, track)
+    from grader import bench as benchmarks
+    with console.status("bench") as status:
+        verdicts = benchmarks.repeat(spec, file, chosen, repeat, lambda i: status.update(f"run {i + 1}/{repeat}"))
+    if not all(v.accepted for v in verdicts):
+        print_verdict(next(v for v in verdicts if not v.accepted))
+        raise typer.Exit(1)
+    names = [b.name for b in verdicts[0].benchmarks]
+    table = Table("run", *names, "score us", title=f"{spec.slug}: {file.name}, {repeat} runs (median us)")
+    for i, v in enumerate(verdicts, 1):
+        table.add_row(str(i), *[f"{b.median_us:.2f}" for b in v.benchmarks], f"{v.score_us:.2f}")
+    scores = [v.score_us for v in verdicts]
+    spreads = [max(v.benchmarks[j].median_us for v in verdicts) / min(v.benchmarks[j].median_us for v in verdicts)
+               for j in range(len(names))]
+    table.add_row("max/min", *[f"{s:.4f}" for s in spreads], f"{max(scores) / min(scores):.4f}")
+    console.print(table)
+
+
+@app.command("bench-solutions")
+def bench_solutions(problems: Optional[list[str]] = typer.Argument(None, help="Problems (default: all)."),
+                    track: str = typer.Option("cuda", help="cuda or cpu"),
+                    as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+    """Every rung of every ladder, graded and timed, next to PyTorch's time in the same run."""
+    from grader import bench as benchmarks
+    specs = [_problem(p) for p in problems] if problems else load_all()
+    results = []
+    with console.status("bench-solutions") as status:
+        for spec in specs:
+            rows, baseline = benchmarks.ladder_rows(spec, track, status.update)
+            results.append((spec, rows, baseline))
+    if as_json:
+        print(json.dumps([{"problem": s.slug, "baseline": b, "rungs": [{k: v for k, v in r.items() if k != "verdict"}
+                                                                      for r in rows]} for s, rows, b in results],
+                         indent=2, default=str))
+        return
+    for spec, rows, baseline in results:
+        names = [b.name for b in spec.benchmarks_for(track)]
+        table = Table("solution", "status", *[f"{n} us" for n in names], "score us", "vs PyTorch",
+                      title=f"{spec.slug} ({track})")
+        base = baseline.get("score_us")
+        for r in rows:
+            table.add_row(r["solution"], r["status"], *[f"{r['benchmarks'].get(n, float('nan')):.1f}" for n in names],
+                          f"{r['score_us']:.1f}" if r["score_us"] else "",
+                          f"{base / r['score_us']:.2f}x" if base and r["score_us"] else "")
+        if baseline:
+            table.add_row("PyTorch", "baseline", *[f"{baseline['benchmarks'][n]:.1f}" for n in names],
+                          f"{base:.1f}", "1.00x", style="dim")
+        console.print(table)
+
+
+@app.command("validate-timing")
+def validate_timing(problems: Optional[list[str]] = typer.Argument(None, help="Problems (default: all)."),
+                    as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+    """Time the top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios."""
+    from grader import bench as benchmarks
+    specs = [_problem(p) for p in problems] if problems else load_all()
+    rows = []
+    with console.status("validate-timing") as status:
+        for spec in specs:
+            rows += benchmarks.validate_rows(spec, status.update)
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table("problem", "benchmark", "who", "kerneljudge us", "do_bench us", "ncu us", "kj/ncu", "kj/do_bench")
+    ratio = lambda a, b: f"{a / b:.3f}" if a and b else ""  # noqa: E731
+    for r in rows:
+        table.add_row(r["problem"], r["benchmark"], r["who"], f"{r['kerneljudge_us']:.2f}", f"{r['do_bench_us']:.2f}",
+                      f"{r['ncu_us']:.2f}" if r["ncu_us"] else "n/a", ratio(r["kerneljudge_us"], r["ncu_us"]),
+                      ratio(r["kerneljudge_us"], r["do_bench_us"]))
+    console.print(table)

@@ -11,7 +11,6 @@ import hashlib
 import math
 import secrets
 import shutil
-import statistics
 import time
 import uuid
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 import grader
-from grader import ceilings, check, compile, sandbox, telemetry
+from grader import ceilings, check, compile, sandbox, stats, telemetry
 from grader import inputs as gen
 from grader import status as S
 from grader.spec import Problem, SizeSet
@@ -180,7 +179,7 @@ def _crash_message(outcome: sandbox.Outcome, where: str) -> tuple[str, str]:
 def _judge(verdict: Verdict, problem: Problem, track: str, cases: list[Case], out: Path,
            outcome: sandbox.Outcome, samples: list[dict]) -> None:
     lines = _progress(out)
-    finished = bool(lines) and lines[-1] == "done" and outcome.returncode == 0
+    finished = bool(lines) and lines[-1].startswith("done") and outcome.returncode == 0
     failure: tuple[str, str] | None = None
 
     for case in cases:
@@ -283,6 +282,7 @@ def _call_tail_ms(path: Path, draw: int) -> float | None:
 def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: list[Case], out: Path,
                       outcome: sandbox.Outcome, samples: list[dict]) -> tuple[str, str] | None:
     peaks = ceilings.for_track(track)
+    windows = _case_windows(_progress(out))
     claimed_ms = 0.0
     for case in cases:
         if case.kind != "bench":
@@ -294,8 +294,8 @@ def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: lis
         times = [row[1] for row in rows]
         batch = int(header.get("batch", 1))
         claimed_ms += sum(times) * batch
-        median_ms = statistics.median(times)
-        q1, q3 = np.percentile(times, [25, 75])
+        summary = stats.summarise_ms(times)
+        median_ms = summary["median_us"] * 1e-3
         flops, nbytes = problem.work(case.size_set.sizes)
         floor_s = peaks.floor_s(flops, nbytes)
         name = f"benchmark {case.name} ({_sizes(case.size_set)})"
@@ -303,7 +303,7 @@ def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: lis
             return S.REJECTED, (f"{name}: {median_ms * 1e3:.2f} us is below the physical floor of "
                                 f"{floor_s * 1e6:.2f} us for this much work on this device")
         tail_overhead = float(header.get("tail_overhead_ms", 0.0))
-        median_tail = statistics.median(row[2] for row in rows)
+        median_tail = float(np.median([row[2] for row in rows]))
         if track == "cuda" and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
             return S.REJECTED, (f"{name}: device work went on {median_tail:.3f} ms after solve returned "
                                 f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
@@ -313,19 +313,39 @@ def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: lis
             return S.WRONG_ANSWER, f"{name}: {audit}"
         seconds = median_ms * 1e-3
         verdict.benchmarks.append(BenchmarkResult(
-            name=case.name, sizes=case.size_set.sizes, median_us=median_ms * 1e3,
-            spread={"q1_us": q1 * 1e3, "q3_us": q3 * 1e3, "iqr_us": (q3 - q1) * 1e3,
-                    "rse_of_median": 1.2533 * ((q3 - q1) / 1.349) / math.sqrt(len(times)) / median_ms},
+            name=case.name, sizes=case.size_set.sizes, median_us=summary["median_us"],
+            spread={k: v for k, v in summary.items() if k != "median_us"},
             samples=len(times), mode=header.get("mode", "single") + (f" {batch}" if batch > 1 else ""),
             gflops=flops / seconds / 1e9, gbps=nbytes / seconds / 1e9,
-            fraction_of_peak={"bandwidth": nbytes / seconds / peaks.bandwidth_bytes_s if peaks.bandwidth_bytes_s else None,
-                              "flops": flops / seconds / peaks.fp32_flops_s if peaks.fp32_flops_s else None},
+            fraction_of_peak=_fractions(peaks, flops / seconds, nbytes / seconds),
             floor_us=floor_s * 1e6, overhead_us=float(header.get("overhead_ms", 0.0)) * 1e3,
-            telemetry=telemetry.summarise(samples)))
+            telemetry=telemetry.summarise(samples, *windows.get(case.name, (None, None)))))
     if claimed_ms > outcome.wall_s * 1e3 * 1.05:
         return S.REJECTED, (f"the timings add up to {claimed_ms / 1e3:.2f} s, more than the "
                             f"{outcome.wall_s:.2f} s the whole run took: the timing record was tampered with")
     return None
+
+
+def _fractions(peaks: ceilings.Ceilings, flops_s: float, bytes_s: float) -> dict:
+    """Achieved rates over the measured ceilings (None where the track has none)."""
+    ratio = lambda achieved, ceiling: achieved / ceiling if ceiling else None  # noqa: E731
+    return {"bandwidth": ratio(bytes_s, peaks.copy_bytes_s), "flops": ratio(flops_s, peaks.fp32_flops_s),
+            "sgemm": ratio(flops_s, peaks.sgemm_flops_s)}
+
+
+def _case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
+    """(start, end) wall-clock seconds of each case, from the harness's progress lines (for telemetry only)."""
+    marks = []
+    for line in lines:
+        words = line.split()
+        try:
+            if words[0] == "case" and len(words) == 3:
+                marks.append((words[1], float(words[2])))
+            elif words[0] == "done" and len(words) == 2:
+                marks.append(("", float(words[1])))
+        except ValueError:
+            continue
+    return {name: (start, end) for (name, start), (_next, end) in zip(marks, marks[1:])}
 
 
 def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | None:

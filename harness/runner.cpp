@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -72,6 +73,11 @@ uint64_t splitmix64(uint64_t x) {
 
 uint64_t tensor_seed(uint64_t case_seed, uint64_t call, uint64_t param) {
     return splitmix64(case_seed ^ (call * 0x9E3779B97F4A7C15ull) ^ (param * 0xC2B2AE3D27D4EB4Full));
+}
+
+// Wall-clock seconds, so the grader can match its NVML samples to each case.
+double unix_time() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 uint64_t urandom64() {
@@ -202,13 +208,13 @@ int main() {
     if (!entry) kj::fail("the submission has no kerneljudge_entry");
     append_line("progress", "loaded");
     for (const Case& c : cases) {
-        append_line("progress", "case " + c.name);
+        append_line("progress", "case " + c.name + " " + std::to_string(unix_time()));
         if (c.mode == "check")
             run_check(c, entry);
         else
             run_bench(c, entry);
     }
-    append_line("progress", "done");
+    append_line("progress", "done " + std::to_string(unix_time()));
     std::fflush(nullptr);
     std::_Exit(0);  // skip the submission's static destructors: they may hang or lie
 }

@@ -1,0 +1,197 @@
+"""Benchmark commands: repeat a submission's timing, rank the solution ladders against PyTorch, and validate
+the timer against triton.testing.do_bench and Nsight Compute, all measured in one run on one GPU.
+"""
+
+from __future__ import annotations
+
+import csv
+import ctypes
+import io
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from grader import compile, pipeline, solutions
+from grader import inputs as gen
+from grader.spec import Problem, SizeSet, load_problem
+from grader.timing import time_callable
+from grader.verdict import Verdict, geometric_mean
+
+NCU_CALLS = 5
+
+
+def fp32_only() -> None:
+    """PyTorch baselines in true float32: no TF32 on matmul or convolutions."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
+def baseline_inputs(problem: Problem, size_set: SizeSet, call: int, seed: int = 1) -> dict[str, torch.Tensor]:
+    """Fresh float32 CUDA inputs for call `call`, shaped, from the same generator the harness uses."""
+    tensors = {}
+    for index, param in enumerate(problem.pointer_params):
+        if param.role == "input":
+            dist = problem.distribution(size_set, param.name)
+            shape = problem.shape(param, size_set.sizes)
+            flat = gen.uniform(gen.tensor_seed(seed, call, index), int(np.prod(shape)), dist.low, dist.high, "cuda")
+            tensors[param.name] = flat.reshape(shape)
+    return tensors
+
+
+def time_baseline(problem: Problem, size_set: SizeSet) -> dict:
+    """PyTorch's own kernels for this benchmark, timed by kerneljudge's method (grader.timing)."""
+    fp32_only()
+    module = problem.reference_module
+    fn = getattr(module, "baseline", module.reference)
+    with torch.no_grad():
+        timing = time_callable(lambda kwargs: fn(**kwargs, **size_set.sizes),
+                               lambda call: (baseline_inputs(problem, size_set, call),))
+    return timing.summary | {"mode": timing.mode, "samples": len(timing.samples_ms)}
+
+
+# --- a compiled solution called in this process (for do_bench and ncu, not for grading) --------------------
+
+@dataclass
+class LoadedSolution:
+    problem: Problem
+    entry: ctypes._CFuncPtr
+
+    def call_args(self, size_set: SizeSet, inputs: dict[str, torch.Tensor]) -> tuple:
+        outputs = {p.name: torch.empty(self.problem.shape(p, size_set.sizes), device="cuda")
+                   for p in self.problem.output_params}
+        buffers = [inputs.get(p.name, outputs.get(p.name)) for p in self.problem.pointer_params]
+        pointers = (ctypes.c_void_p * len(buffers))(*[b.data_ptr() for b in buffers])
+        sizes = (ctypes.c_int * len(self.problem.size_names))(*[size_set.sizes[n] for n in self.problem.size_names])
+        return pointers, sizes, buffers  # buffers keep the tensors alive
+
+    def __call__(self, pointers, sizes, _buffers=None):
+        self.entry(pointers, sizes)
+
+
+def load_solution(problem: Problem, path: Path) -> LoadedSolution:
+    build = compile.build_submission(problem, path.read_bytes(), path.name, "cuda")
+    if not build.ok:
+        raise RuntimeError(f"{path} does not compile:\n{build.log}")
+    library = ctypes.CDLL(str(build.library))
+    entry = library.kerneljudge_entry
+    entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    return LoadedSolution(problem, entry)
+
+
+# --- commands ----------------------------------------------------------------------------------------------
+
+def repeat(problem: Problem, path: Path, track: str, times: int, progress=None) -> list[Verdict]:
+    """Grade the same file `times` times (the build is cached after the first)."""
+    verdicts = []
+    for i in range(times):
+        if progress:
+            progress(i)
+        verdicts.append(pipeline.grade(problem, path.read_bytes(), path.name, track=track, mode="submit",
+                                       user=f"bench:{path.name}"))
+    return verdicts
+
+
+def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict], dict]:
+    """Each rung graded in submit mode, and PyTorch's time on the same benchmarks (CUDA track)."""
+    rows = []
+    for path in solutions.ladder(problem.slug, track):
+        if progress:
+            progress(f"{problem.slug}: {path.name}")
+        verdict = pipeline.grade(problem, path.read_bytes(), path.name, track=track, mode="submit",
+                                 user=f"ref:{path.name}")
+        rows.append({"problem": problem.slug, "solution": path.name, "status": verdict.status,
+                     "score_us": verdict.score_us, "verdict": verdict,
+                     "benchmarks": {b.name: b.median_us for b in verdict.benchmarks}})
+    baseline = {}
+    if track == "cuda":
+        if progress:
+            progress(f"{problem.slug}: PyTorch")
+        per = {b.name: time_baseline(problem, b) for b in problem.benchmarks_for(track)}
+        baseline = {"benchmarks": {k: v["median_us"] for k, v in per.items()}, "details": per,
+                    "score_us": geometric_mean([v["median_us"] for v in per.values()])}
+    return rows, baseline
+
+
+def validate_rows(problem: Problem, progress=None) -> list[dict]:
+    """The top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration."""
+    import triton.testing
+    fp32_only()
+    best = solutions.best(problem.slug, "cuda")
+    verdict = pipeline.grade(problem, best.read_bytes(), best.name, track="cuda", mode="submit")
+    ours = {b.name: b.median_us for b in verdict.benchmarks}
+    solution = load_solution(problem, best)
+    rows = []
+    for size_set in problem.benchmarks_for("cuda"):
+        if progress:
+            progress(f"{problem.slug}: {size_set.name}")
+        inputs = baseline_inputs(problem, size_set, 0)
+        args = solution.call_args(size_set, inputs)
+        fn = getattr(problem.reference_module, "baseline", problem.reference_module.reference)
+        with torch.no_grad():
+            torch_ours = time_baseline(problem, size_set)["median_us"]
+            for who, ours_us, call in ((best.name, ours.get(size_set.name), lambda: solution(*args)),
+                                       ("pytorch", torch_ours, lambda: fn(**inputs, **size_set.sizes))):
+                do_bench_us = triton.testing.do_bench(call, warmup=100, rep=500, return_mode="median") * 1e3
+                ncu_us = ncu_duration_us(problem, size_set, best if who != "pytorch" else None)
+                rows.append({"problem": problem.slug, "benchmark": size_set.name, "who": who,
+                             "kerneljudge_us": ours_us, "do_bench_us": do_bench_us, "ncu_us": ncu_us})
+    return rows
+
+
+def ncu_binary() -> str | None:
+    found = shutil.which("ncu")
+    if found:
+        return found
+    candidates = sorted(Path("/opt/nvidia").glob("nsight-compute/*/ncu")) + [Path("/usr/local/cuda/bin/ncu")]
+    return next((str(c) for c in candidates if c.exists()), None)
+
+
+def ncu_duration_us(problem: Problem, size_set: SizeSet, solution: Path | None) -> float | None:
+    """Sum of gpu__time_duration over the kernels of one call, averaged over NCU_CALLS profiled calls."""
+    ncu = ncu_binary()
+    if ncu is None:
+        return None
+    target = [sys.executable, "-m", "grader.bench", problem.slug, size_set.name, str(solution or "pytorch")]
+    result = subprocess.run([ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--clock-control", "none",
+                             "--cache-control", "all", "--profile-from-start", "off", "--print-units", "base"]
+                            + target, capture_output=True, text=True, timeout=600, env=os.environ)
+    lines = [line for line in result.stdout.splitlines() if line.startswith('"')]
+    if not lines:
+        return None
+    total_ns = sum(float(row["Metric Value"].replace(",", "")) for row in csv.DictReader(io.StringIO("\n".join(lines)))
+                   if row.get("Metric Name") == "gpu__time_duration.sum")
+    return total_ns / NCU_CALLS / 1e3
+
+
+def _ncu_target(slug: str, benchmark: str, which: str) -> None:
+    """Run under ncu: warm up, then NCU_CALLS profiled calls of a solution or of PyTorch's baseline."""
+    fp32_only()
+    problem = load_problem(slug)
+    size_set = next(b for b in problem.benchmarks_for("cuda") if b.name == benchmark)
+    inputs = baseline_inputs(problem, size_set, 0)
+    if which == "pytorch":
+        fn = getattr(problem.reference_module, "baseline", problem.reference_module.reference)
+        call = lambda: fn(**inputs, **size_set.sizes)  # noqa: E731
+    else:
+        solution = load_solution(problem, Path(which))
+        args = solution.call_args(size_set, inputs)
+        call = lambda: solution(*args)  # noqa: E731
+    with torch.no_grad():
+        for _ in range(3):
+            call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        for _ in range(NCU_CALLS):
+            call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
+if __name__ == "__main__":
+    _ncu_target(*sys.argv[1:4])
