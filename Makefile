@@ -10,7 +10,7 @@ USER ?= $(shell whoami)
 # pip finds everything offline when a wheel folder is there (`make wheelhouse` makes one for GPU nodes).
 PIP_SOURCE := $(if $(wildcard $(WHEELHOUSE)/*.whl),--no-index --find-links $(WHEELHOUSE))
 
-.PHONY: setup test test-gpu grade selftest wheelhouse clean
+.PHONY: setup test test-gpu grade selftest wheelhouse clean bench-solutions validate-timing
 
 setup: $(VENV)/.installed
 
@@ -46,3 +46,10 @@ wheelhouse:
 
 clean:
 	rm -rf $(VENV) build site *.egg-info
+
+# GPU: every rung of every ladder next to PyTorch, and the timer checked against do_bench and ncu.
+bench-solutions: setup
+	$(GRADER) bench-solutions
+
+validate-timing: setup
+	$(GRADER) validate-timing
