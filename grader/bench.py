@@ -21,7 +21,7 @@ from grader import compile, pipeline, solutions
 from grader import inputs as gen
 from grader.spec import Problem, SizeSet, load_problem
 from grader.timing import time_callable
-from grader.verdict import Verdict, geometric_mean
+from grader.verdict import BenchmarkResult, Verdict, geometric_mean
 
 NCU_CALLS = 5
 
@@ -44,7 +44,7 @@ def baseline_inputs(problem: Problem, size_set: SizeSet, call: int, seed: int = 
     return tensors
 
 
-def time_baseline(problem: Problem, size_set: SizeSet) -> dict:
+def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
     """PyTorch's own kernels for this benchmark, timed by kerneljudge's method (grader.timing)."""
     fp32_only()
     module = problem.reference_module
@@ -52,7 +52,8 @@ def time_baseline(problem: Problem, size_set: SizeSet) -> dict:
     with torch.no_grad():
         timing = time_callable(lambda kwargs: fn(**kwargs, **size_set.sizes),
                                lambda call: (baseline_inputs(problem, size_set, call),))
-    return timing.summary | {"mode": timing.mode, "samples": len(timing.samples_ms)}
+    return pipeline.benchmark_result(problem, size_set, "cuda", timing.summary, len(timing.samples_ms),
+                                     timing.mode, 0.0, {})
 
 
 # --- a compiled solution called in this process (for do_bench and ncu, not for grading) --------------------
@@ -112,9 +113,9 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
     if track == "cuda":
         if progress:
             progress(f"{problem.slug}: PyTorch")
-        per = {b.name: time_baseline(problem, b) for b in problem.benchmarks_for(track)}
-        baseline = {"benchmarks": {k: v["median_us"] for k, v in per.items()}, "details": per,
-                    "score_us": geometric_mean([v["median_us"] for v in per.values()])}
+        timed = [time_baseline(problem, b) for b in problem.benchmarks_for(track)]
+        baseline = {"benchmarks": {b.name: b.median_us for b in timed}, "results": timed,
+                    "score_us": geometric_mean([b.median_us for b in timed])}
     return rows, baseline
 
 
@@ -134,7 +135,7 @@ def validate_rows(problem: Problem, progress=None) -> list[dict]:
         args = solution.call_args(size_set, inputs)
         fn = getattr(problem.reference_module, "baseline", problem.reference_module.reference)
         with torch.no_grad():
-            torch_ours = time_baseline(problem, size_set)["median_us"]
+            torch_ours = time_baseline(problem, size_set).median_us
             for who, ours_us, call in ((best.name, ours.get(size_set.name), lambda: solution(*args)),
                                        ("pytorch", torch_ours, lambda: fn(**inputs, **size_set.sizes))):
                 do_bench_us = triton.testing.do_bench(call, warmup=100, rep=500, return_mode="median") * 1e3

@@ -311,19 +311,28 @@ def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: lis
         audit = _audit(problem, case, out)
         if audit:
             return S.WRONG_ANSWER, f"{name}: {audit}"
-        seconds = median_ms * 1e-3
-        verdict.benchmarks.append(BenchmarkResult(
-            name=case.name, sizes=case.size_set.sizes, median_us=summary["median_us"],
-            spread={k: v for k, v in summary.items() if k != "median_us"},
-            samples=len(times), mode=header.get("mode", "single") + (f" {batch}" if batch > 1 else ""),
-            gflops=flops / seconds / 1e9, gbps=nbytes / seconds / 1e9,
-            fraction_of_peak=_fractions(peaks, flops / seconds, nbytes / seconds),
-            floor_us=floor_s * 1e6, overhead_us=float(header.get("overhead_ms", 0.0)) * 1e3,
-            telemetry=telemetry.summarise(samples, *windows.get(case.name, (None, None)))))
+        mode = header.get("mode", "single") + (f" {batch}" if batch > 1 else "")
+        verdict.benchmarks.append(benchmark_result(
+            problem, case.size_set, track, summary, len(times), mode, float(header.get("overhead_ms", 0.0)) * 1e3,
+            telemetry.summarise(samples, *windows.get(case.name, (None, None)))))
     if claimed_ms > outcome.wall_s * 1e3 * 1.05:
         return S.REJECTED, (f"the timings add up to {claimed_ms / 1e3:.2f} s, more than the "
                             f"{outcome.wall_s:.2f} s the whole run took: the timing record was tampered with")
     return None
+
+
+def benchmark_result(problem: Problem, size_set: SizeSet, track: str, summary: dict, samples: int, mode: str,
+                     overhead_us: float, telemetry_summary: dict) -> BenchmarkResult:
+    """A benchmark's record: the timing summary with its rates, fractions of the ceilings and floor."""
+    peaks = ceilings.for_track(track)
+    flops, nbytes = problem.work(size_set.sizes)
+    seconds = summary["median_us"] * 1e-6
+    return BenchmarkResult(
+        name=size_set.name, sizes=size_set.sizes, median_us=summary["median_us"],
+        spread={k: v for k, v in summary.items() if k != "median_us"}, samples=samples, mode=mode,
+        gflops=flops / seconds / 1e9, gbps=nbytes / seconds / 1e9,
+        fraction_of_peak=_fractions(peaks, flops / seconds, nbytes / seconds),
+        floor_us=peaks.floor_s(flops, nbytes) * 1e6, overhead_us=overhead_us, telemetry=telemetry_summary)
 
 
 def _fractions(peaks: ceilings.Ceilings, flops_s: float, bytes_s: float) -> dict:
