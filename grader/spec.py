@@ -128,6 +128,10 @@ class Problem(_Strict):
                 for rule in self.constraints:
                     if not expr.evaluate(rule, size_set.sizes):
                         raise ValueError(f"{where}: sizes {size_set.sizes} break the constraint {rule!r}")
+                for field in ("flops", "bytes"):
+                    expr.evaluate(getattr(self, field), size_set.sizes)  # an unknown name fails here, at load
+                expr.evaluate(self.tolerance.atol, size_set.sizes)
+                expr.evaluate(self.tolerance.rtol, size_set.sizes)
                 for name in size_set.inputs:
                     if name not in inputs:
                         raise ValueError(f"{where}.inputs: {name!r} is not an input parameter")
@@ -206,8 +210,8 @@ def load_problem(slug_or_path: str | Path) -> Problem:
         return Problem(slug=folder.name, folder=folder, **data)
     except ValidationError as error:
         first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise SpecError(f"{path}: field {field}: {first['msg']}") from error
+        field = ".".join(str(part) for part in first["loc"])
+        raise SpecError(f"{path}: " + (f"field {field}: " if field else "") + first["msg"]) from error
     except (ValueError, TypeError) as error:
         raise SpecError(f"{path}: {error}") from error
 

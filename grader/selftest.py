@@ -1,0 +1,91 @@
+"""The judge checks itself: every reference solution must be accepted, every null answer rejected.
+
+Call it as
+
+    from grader.selftest import selftest
+    from grader.spec import load_all
+    rows = selftest(load_all(), ["cpu"], progress=print)
+    ok = all(row.ok for row in rows)
+
+For each problem and track, every rung of the ladder in solutions/<slug>/ (grader.solutions.ladder) is graded
+in "test" mode and must be `accepted`. Every null answer of the problem (`null_answers` in its reference.py)
+is fed straight to the checker on each of the track's tests and must be rejected: it is when at least one
+test fails it. A problem with no solution for a track gets a failing row too.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from grader import check, pipeline, solutions
+from grader import status as S
+from grader.spec import REPO_ROOT, Problem
+
+REJECTED = "rejected"
+
+
+@dataclass
+class SelftestRow:
+    problem: str
+    track: str
+    what: str           # a solution's path, or "null answer: <name>"
+    expected: str       # "accepted" for solutions, "rejected" for null answers
+    got: str
+    ok: bool
+    detail: str = ""    # why a solution went wrong; on how many tests a null answer fails
+
+
+def selftest(problems: list[Problem], tracks: list[str],
+             progress: Callable[[str], None] | None = None) -> list[SelftestRow]:
+    say = progress or (lambda _message: None)
+    rows = []
+    for problem in problems:
+        for track in tracks:
+            rows += _solutions(problem, track, say)
+            say(f"{problem.slug} ({track}): null answers")
+            rows += _null_answers(problem, track)
+    return rows
+
+
+def _solutions(problem: Problem, track: str, say: Callable[[str], None]) -> list[SelftestRow]:
+    files = solutions.ladder(problem.slug, track)
+    if not files:
+        return [SelftestRow(problem.slug, track, f"solutions/{problem.slug}/", S.ACCEPTED,
+                            "no such file", False, "every problem needs reference solutions on every track")]
+    rows = []
+    for path in files:
+        what = str(path.relative_to(REPO_ROOT))
+        say(f"{problem.slug} ({track}): {what}")
+        verdict = pipeline.grade(problem, path.read_bytes(), path.name, track=track, mode="test")
+        rows.append(SelftestRow(problem.slug, track, what, S.ACCEPTED, verdict.status, verdict.accepted,
+                                "" if verdict.accepted else verdict.message))
+    return rows
+
+
+def _null_answers(problem: Problem, track: str) -> list[SelftestRow]:
+    """One row per null answer, saying on how many of the tests it was tried it fails."""
+    failed: dict[str, list[str]] = {}
+    tried: dict[str, int] = {}
+    for size_set in problem.tests_for(track):
+        arrays = check.make_inputs(problem, size_set, secrets.randbits(64), 0)
+        (expected,) = check.reference_outputs(problem, size_set, arrays).values()
+        inputs = {p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes))
+                  for p in problem.input_params}
+        with torch.no_grad():
+            answers = problem.reference_module.null_answers(**inputs, **size_set.sizes)
+        atol, rtol = problem.tolerances(size_set.sizes)
+        for name, answer in answers.items():
+            got = answer.to(torch.float32).cpu().numpy().reshape(-1)
+            tried[name] = tried.get(name, 0) + 1
+            failed.setdefault(name, [])
+            if not check.compare(got, expected, atol, rtol).ok:
+                failed[name].append(size_set.name)
+    return [SelftestRow(problem.slug, track, f"null answer: {name}", REJECTED,
+                        REJECTED if failed[name] else S.ACCEPTED, bool(failed[name]),
+                        f"fails {len(failed[name])} of the {tried[name]} tests it was tried on"
+                        if failed[name] else "passes every test: the tolerance is too loose")
+            for name in tried]

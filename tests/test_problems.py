@@ -1,0 +1,111 @@
+"""The problem set: every spec loads and is complete, the CLI lists it, starters compile, broken specs are named."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+import torch
+import yaml
+from typer.testing import CliRunner
+
+from grader import check
+from grader.cli import app
+from grader.spec import TRACKS, SpecError, load_all, load_problem
+from grader.toolchain import detect
+
+SLUGS = ["attention", "fused-softmax", "matmul", "softmax"]
+runner = CliRunner()
+
+
+def test_the_four_problems_load():
+    assert [p.slug for p in load_all()] == SLUGS
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_problem_is_complete(slug):
+    problem = load_problem(slug)
+    assert problem.statement_path.read_text().strip()
+    module = problem.reference_module
+    assert all(callable(getattr(module, name, None)) for name in ("reference", "baseline", "null_answers"))
+    assert 8 <= len(problem.tests) <= 15
+    assert all(t.catches for t in problem.tests)
+    for track in TRACKS:
+        assert problem.tests_for(track) and problem.benchmarks_for(track)
+    benchmark_sizes = [b.sizes for b in problem.benchmarks_for("cuda")]
+    assert any(t.sizes in benchmark_sizes for t in problem.tests_for("cuda")), "no benchmark-sized test"
+    for size_set in problem.tests + [b for sets in problem.benchmarks.values() for b in sets]:
+        atol, rtol = problem.tolerances(size_set.sizes)
+        flops, nbytes = problem.work(size_set.sizes)
+        assert atol >= 0 and rtol >= 0 and flops > 0 and nbytes > 0
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_reference_and_baseline_agree_on_a_small_test(slug):
+    problem = load_problem(slug)
+    size_set = next(t for t in problem.tests if t.name == "tiny_odd")
+    arrays = check.make_inputs(problem, size_set, case_seed=1, call=0)
+    (expected,) = check.reference_outputs(problem, size_set, arrays).values()
+    output = problem.output_params[0]
+    assert tuple(expected.shape) == problem.shape(output, size_set.sizes)
+    inputs = {p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes))
+              for p in problem.input_params}
+    baseline = problem.reference_module.baseline(**inputs, **size_set.sizes)
+    assert torch.allclose(baseline, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_list_json_names_the_four_problems():
+    result = runner.invoke(app, ["list", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.output)
+    assert [p["slug"] for p in listed] == SLUGS
+    assert all(p["signature"].startswith("void solve(") for p in listed)
+
+
+COMPILERS = {
+    "cpu": lambda path: ["g++", "-std=c++17", "-fopenmp", "-c", str(path), "-o", str(path.with_suffix(".o"))],
+    "cuda": lambda path: ["nvcc", "-arch=sm_90", "-c", str(path), "-o", str(path.with_suffix(".o"))],
+}
+
+
+@pytest.mark.parametrize("track", TRACKS)
+@pytest.mark.parametrize("slug", SLUGS)
+def test_init_writes_a_starter_that_compiles(slug, track, tmp_path):
+    if track == "cuda" and not detect().nvcc:
+        pytest.skip("no nvcc")
+    target = tmp_path / f"starter{'.cu' if track == 'cuda' else '.cpp'}"
+    result = runner.invoke(app, ["init", slug, "--track", track, "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert load_problem(slug).prototype() in target.read_text()
+    compiled = subprocess.run(COMPILERS[track](target), capture_output=True, text=True, cwd=tmp_path)
+    assert compiled.returncode == 0, compiled.stderr
+
+
+def load_broken(tmp_path, mutate) -> str:
+    """Load a copy of matmul's spec after `mutate` changed its YAML; the SpecError's message, which names the file."""
+    folder = tmp_path / "matmul"
+    shutil.copytree(load_problem("matmul").folder, folder)
+    data = yaml.safe_load((folder / "problem.yaml").read_text())
+    mutate(data)
+    (folder / "problem.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(SpecError) as error:
+        load_problem(folder)
+    assert str(folder / "problem.yaml") in str(error.value)
+    return str(error.value)
+
+
+def test_a_missing_field_is_named(tmp_path):
+    message = load_broken(tmp_path, lambda data: data.pop("tolerance"))
+    assert "field tolerance" in message and "required" in message
+
+
+def test_an_unknown_size_in_a_shape_is_named(tmp_path):
+    message = load_broken(tmp_path, lambda data: data["signature"][0].update(shape=["M", "X"]))
+    assert "shape of 'A' uses unknown size ['X']" in message
+
+
+def test_sizes_that_break_a_constraint_are_named(tmp_path):
+    message = load_broken(tmp_path, lambda data: data["tests"][0]["sizes"].update(K=0))
+    assert "tests.one_element" in message and "1 <= K <= 8192" in message
