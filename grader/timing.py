@@ -1,7 +1,7 @@
 """The harness's timing method (harness/timing.h, docs/timing.md) for Python callables on the GPU.
 
 Used to time PyTorch's own kernels (the baselines every leaderboard shows) and to validate the harness
-against other timers, with the same steps: fresh inputs before every call, L2 flushed by writing twice its
+against other timers, with the same steps: fresh inputs before every call, L2 flushed by reading twice its
 size, CUDA events on the caller's stream, warm-up until three calls agree within 2 %, batches of calls for
 anything under 20 us, and samples until the median's relative standard error is under 0.5 % or the budget
 is spent. (The persisting-L2 reset has no PyTorch binding; nothing here sets persisting lines.)
@@ -34,14 +34,14 @@ class Timing:
 
 
 class _Flusher:
+    """Reads (not writes) twice the L2's size: a write flush leaves dirty lines the timed kernel must evict."""
+
     def __init__(self):
         l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
-        self.buffer = torch.empty(max(2 * l2, 8 << 20), dtype=torch.uint8, device="cuda")
-        self.value = 0
+        self.buffer = torch.ones(max(2 * l2, 8 << 20) // 4, dtype=torch.float32, device="cuda")
 
     def __call__(self):
-        self.value = (self.value + 1) % 256
-        self.buffer.fill_(self.value)
+        self.buffer.sum()
 
 
 def time_callable(fn: Callable, make_args: Callable[[int], tuple], *, budget_ms: float = 2000,
