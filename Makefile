@@ -10,7 +10,7 @@ USER ?= $(shell whoami)
 # pip finds everything offline when a wheel folder is there (`make wheelhouse` makes one for GPU nodes).
 PIP_SOURCE := $(if $(wildcard $(WHEELHOUSE)/*.whl),--no-index --find-links $(WHEELHOUSE))
 
-.PHONY: setup test test-gpu grade selftest wheelhouse clean bench-solutions validate-timing
+.PHONY: setup test test-gpu grade selftest wheelhouse clean bench-solutions validate-timing site serve
 
 setup: $(VENV)/.installed
 
@@ -41,7 +41,7 @@ wheelhouse:
 	$(PYTHON) -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
 	  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
 	  -d $(WHEELHOUSE) pydantic pydantic-core annotated-types typing-inspection typing-extensions \
-	  sqlalchemy greenlet alembic mako markupsafe latex2mathml pyyaml
+	  sqlalchemy greenlet alembic mako markupsafe latex2mathml pyyaml mdit-py-plugins
 	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEELHOUSE) .
 
 clean:
@@ -53,3 +53,10 @@ bench-solutions: setup
 
 validate-timing: setup
 	$(GRADER) validate-timing
+
+# The static site from the results database, and a local server to browse it.
+site: setup
+	$(GRADER) render --out build/site
+
+serve: setup
+	$(GRADER) serve

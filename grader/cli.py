@@ -14,9 +14,9 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from grader import compile, pipeline, sandbox, starter
+from grader import cli_results, compile, pipeline, sandbox, starter
 from grader import status as S
-from grader.spec import TRACKS, Problem, SpecError, load_all, load_problem
+from grader.spec import REPO_ROOT, TRACKS, Problem, SpecError, load_all, load_problem
 from grader.toolchain import default_track, detect
 from grader.verdict import Verdict
 
@@ -25,6 +25,8 @@ app = typer.Typer(help="kerneljudge: an online judge for GPU kernels (and a CPU 
 console = Console()
 errors = Console(stderr=True)
 
+DB = typer.Option(None, "--db", help="SQLAlchemy URL of the results database (default: $KERNELJUDGE_DB, "
+                                     "else SQLite under $KERNELJUDGE_DATA).")
 STATUS_STYLE = {S.ACCEPTED: "bold green", S.WRONG_ANSWER: "bold red", S.COMPILE_ERROR: "bold yellow",
                 S.RUNTIME_ERROR: "bold red", S.TIMEOUT: "bold magenta", S.REJECTED: "bold red"}
 
@@ -95,7 +97,7 @@ def init(problem: str, track: Optional[str] = typer.Option(None, help="cuda or c
     console.print(f"wrote {target} ({chosen} track). Next: grader test {spec.slug} {target}")
 
 
-def _grade(problem: str, file: Path, track: str | None, mode: str, user: str, as_json: bool) -> None:
+def _grade(problem: str, file: Path, track: str | None, mode: str, user: str, as_json: bool, db: str | None) -> None:
     spec = _problem(problem)
     if not file.is_file():
         raise usage_error(f"no such file: {file}")
@@ -108,7 +110,17 @@ def _grade(problem: str, file: Path, track: str | None, mode: str, user: str, as
             verdict = pipeline.grade(spec, file.read_bytes(), file.name, track=chosen, mode=mode, user=user,
                                      progress=lambda stage: status.update(f"{stage} ({spec.slug}, {chosen} track)"))
         print_verdict(verdict)
+    _store(verdict, file.read_text(errors="replace"), db)
     raise typer.Exit(0 if verdict.accepted else 1)
+
+
+def _store(verdict: Verdict, source: str, db: str | None) -> None:
+    """Keep every verdict; a database that cannot be written is reported, and the verdict still stands."""
+    from grader import storage
+    try:
+        storage.save_verdict(verdict, source, db)
+    except Exception as error:  # the grading is done; losing the record must not change the exit code
+        errors.print(f"[yellow]warning:[/yellow] the verdict was not stored: {error}")
 
 
 def print_verdict(verdict: Verdict) -> None:
@@ -136,17 +148,19 @@ def print_verdict(verdict: Verdict) -> None:
 
 @app.command()
 def test(problem: str, file: Path, track: Optional[str] = typer.Option(None, help="cuda or cpu (default: from the extension)"),
-         as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON.")):
+         as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+         db: Optional[str] = DB):
     """Check correctness only."""
-    _grade(problem, file, track, "test", "", as_json)
+    _grade(problem, file, track, "test", "", as_json, db)
 
 
 @app.command()
 def submit(problem: str, file: Path, track: Optional[str] = typer.Option(None, help="cuda or cpu (default: from the extension)"),
            user: str = typer.Option("anonymous", help="Who submits."),
-           as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON.")):
+           as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+           db: Optional[str] = DB):
     """Check correctness, then time the benchmarks."""
-    _grade(problem, file, track, "submit", user, as_json)
+    _grade(problem, file, track, "submit", user, as_json, db)
 
 
 @app.command()
@@ -197,19 +211,26 @@ def bench(problem: str, file: Path, repeat: int = typer.Option(5, "--repeat", he
 @app.command("bench-solutions")
 def bench_solutions(problems: Optional[list[str]] = typer.Argument(None, help="Problems (default: all)."),
                     track: str = typer.Option("cuda", help="cuda or cpu"),
-                    as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
-    """Every rung of every ladder, graded and timed, next to PyTorch's time in the same run."""
+                    as_json: bool = typer.Option(False, "--json", help="Print JSON."), db: Optional[str] = DB):
+    """Every rung of every ladder, graded and timed, next to PyTorch's time in the same run (and stored)."""
     from grader import bench as benchmarks
     specs = [_problem(p) for p in problems] if problems else load_all()
     results = []
+    from grader import storage
     with console.status("bench-solutions") as status:
         for spec in specs:
             rows, baseline = benchmarks.ladder_rows(spec, track, status.update)
             results.append((spec, rows, baseline))
+            for row in rows:
+                _store(row["verdict"], (REPO_ROOT / "solutions" / spec.slug / row["solution"]).read_text(), db)
+            if baseline:
+                device = rows[0]["verdict"].device if rows else {}
+                storage.save_baseline(spec.slug, device, track, baseline["results"],
+                                      source=f"problems/{spec.slug}/reference.py: baseline", db_url=db)
     if as_json:
-        print(json.dumps([{"problem": s.slug, "baseline": b, "rungs": [{k: v for k, v in r.items() if k != "verdict"}
-                                                                      for r in rows]} for s, rows, b in results],
-                         indent=2, default=str))
+        print(json.dumps([{"problem": s.slug, "baseline": {k: v for k, v in b.items() if k != "results"},
+                           "rungs": [{k: v for k, v in r.items() if k != "verdict"} for r in rows]}
+                          for s, rows, b in results], indent=2))
         return
     for spec, rows, baseline in results:
         names = [b.name for b in spec.benchmarks_for(track)]
@@ -246,3 +267,26 @@ def validate_timing(problems: Optional[list[str]] = typer.Argument(None, help="P
                       f"{r['ncu_us']:.2f}" if r["ncu_us"] else "n/a", ratio(r["kerneljudge_us"], r["ncu_us"]),
                       ratio(r["kerneljudge_us"], r["do_bench_us"]))
     console.print(table)
+
+
+@app.command("selftest")
+def selftest_command(problems: Optional[list[str]] = typer.Argument(None, help="Problems (default: all)."),
+                     track: Optional[list[str]] = typer.Option(None, "--track",
+                                                              help="Tracks (default: cpu, and cuda where a GPU is)")):
+    """Grade every reference solution (must be accepted) and every null answer (must be rejected)."""
+    from grader.selftest import selftest
+    specs = [_problem(p) for p in problems] if problems else load_all()
+    tracks = track or (["cpu", "cuda"] if default_track() == "cuda" else ["cpu"])
+    with console.status("selftest") as status:
+        rows = selftest(specs, tracks, progress=status.update)
+    table = Table("problem", "track", "what", "expected", "got", "", "detail", title="selftest")
+    for r in rows:
+        table.add_row(r.problem, r.track, r.what, r.expected, r.got, "[green]ok[/]" if r.ok else "[red]FAIL[/]",
+                      r.detail[:200])
+    console.print(table)
+    failed = sum(not r.ok for r in rows)
+    console.print(f"{len(rows) - failed} ok, {failed} failed")
+    raise typer.Exit(1 if failed else 0)
+
+
+cli_results.register(app)

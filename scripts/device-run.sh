@@ -5,12 +5,22 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/.out}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 KERNELJUDGE_DATA=${KERNELJUDGE_DATA:-/tmp/kj-data}
 make setup PYTHON=python3 >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
 G=.venv/bin/grader
 step() { local name=$1; shift; echo "== $name"; local t0=$SECONDS;
   "$@" 2>&1 | tee "$OUT/$name.log" | tail -${TAIL:-25}; echo "== $name took $((SECONDS - t0)) s"; }
 PROBLEMS=${PROBLEMS:-$(ls problems)}
+# The flash-attention submit with its build removed from the cache, then again with the build cached.
+cold_submit() {
+  local f; f=$(ls solutions/attention/0*.cu | tail -1)
+  for run in uncached cached; do
+    [ $run = uncached ] && rm -rf "${KERNELJUDGE_CACHE:-$HOME/.cache/kerneljudge}/builds"
+    local t0; t0=$(date +%s%N); $G submit attention "$f" --json > "$OUT/$run.json"; local t1; t1=$(date +%s%N)
+    echo "$run: $(( (t1 - t0) / 1000000 )) ms wall for: grader submit attention $f --json"
+    python3 -c "import json; v=json.load(open('$OUT/$run.json')); print(v['status'], v['score_us'], v['stages_s'])"
+  done
+}
 for s in "$@"; do case $s in
   doctor)   step doctor $G doctor; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv ;;
   fixtures) step fixtures .venv/bin/python -m pytest -q -m gpu tests/test_fixtures.py -p no:cacheprovider ;;
@@ -20,5 +30,11 @@ for s in "$@"; do case $s in
               step "submit-$slug" bash -c "time $G submit $slug $f --json > $OUT/submit-$slug.json; tail -c 1500 $OUT/submit-$slug.json"; done ;;
   test-gpu) step test-gpu make test-gpu ;;
   selftest) step selftest $G selftest ;;
+  bench-solutions) step bench-solutions $G bench-solutions ;;
+  leaderboard) for slug in $PROBLEMS; do step "leaderboard-$slug" $G leaderboard $slug; done ;;
+  site)     step site $G render --out /tmp/kj-site && tar -C /tmp -czf "$OUT/site.tar.gz" kj-site ;;
+  validate) step validate $G validate-timing $PROBLEMS ;;
+  repeat)   for slug in $PROBLEMS; do step "repeat-$slug" $G bench $slug "$(ls solutions/$slug/0*.cu | tail -1)" --repeat 5; done ;;
+  cold-submit) step cold-submit cold_submit ;;
   *) echo "unknown step $s" ;;
 esac; done

@@ -1,0 +1,65 @@
+"""The database tables that keep every graded submission (SQLAlchemy Core).
+
+Alembic revisions in grader/migrations/versions/ create and change these tables; a change here needs a new
+revision (`tests/test_storage.py` checks that the migrated schema matches these definitions).
+"""
+
+from sqlalchemy import JSON, Column, DateTime, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text
+
+metadata = MetaData()
+
+submissions = Table(
+    "submissions", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("submission_id", String(64), nullable=False, unique=True),    # the public id a verdict carries
+    Column("user", String(200), nullable=False),
+    Column("problem", String(100), nullable=False),
+    Column("track", String(16), nullable=False),
+    Column("mode", String(16), nullable=False),                           # "test" or "submit"
+    Column("status", String(32), nullable=False),
+    Column("message", Text, nullable=False),
+    Column("score_us", Float),
+    Column("source", Text, nullable=False),
+    Column("source_sha256", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),        # UTC
+    Column("device_name", String(200), nullable=False),
+    Column("device_driver", String(100), nullable=False),
+    Column("device", JSON, nullable=False),                               # the whole device record
+    Column("toolchain", JSON, nullable=False),
+    Column("stages_s", JSON, nullable=False),
+    Column("grader_version", String(32), nullable=False),
+    Index("ix_submissions_board", "problem", "device_name", "status", "mode"),
+    Index("ix_submissions_user", "user"),
+)
+
+test_results = Table(
+    "test_results", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("submission", Integer, ForeignKey("submissions.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("position", Integer, nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("sizes", JSON, nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("max_abs_err", Float),
+    Column("max_rel_err", Float),
+    Column("message", Text, nullable=False),
+)
+
+benchmark_results = Table(
+    "benchmark_results", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("submission", Integer, ForeignKey("submissions.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("position", Integer, nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("sizes", JSON, nullable=False),
+    Column("median_us", Float, nullable=False),
+    Column("spread", JSON, nullable=False),
+    Column("samples", Integer, nullable=False),
+    Column("mode", String(32), nullable=False),
+    Column("gflops", Float, nullable=False),
+    Column("gbps", Float, nullable=False),
+    Column("fraction_of_peak", JSON, nullable=False),
+    Column("floor_us", Float, nullable=False),
+    Column("overhead_us", Float, nullable=False),
+    Column("telemetry", JSON, nullable=False),
+)

@@ -1,0 +1,220 @@
+"""Where verdicts are kept: a SQL database through SQLAlchemy, its schema created and upgraded by Alembic.
+
+The database is a SQLAlchemy URL: `--db URL`, else $KERNELJUDGE_DB, else SQLite at
+$KERNELJUDGE_DATA/kerneljudge.db (KERNELJUDGE_DATA defaults to ~/.local/share/kerneljudge). Any URL SQLAlchemy
+knows works (postgresql+psycopg://... for a shared judge). The first use of a URL in a process upgrades its
+schema to the newest Alembic revision, so an upgrade of the grader keeps every stored submission.
+
+Every write is one transaction. On SQLite, several `grader submit` processes may write at once: the database
+runs in WAL mode, a transaction takes the write lock when it begins (BEGIN IMMEDIATE) and waits for it up to
+a busy timeout, and a write that still finds the database locked is retried.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import time
+import uuid
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, Engine, create_engine, event, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
+from grader import status as S
+from grader.schema import benchmark_results, submissions, test_results
+from grader.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
+
+BUSY_TIMEOUT_MS = 30_000
+WRITE_ATTEMPTS = 8
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+BASELINE_USER = "pytorch"         # the user of the PyTorch baseline rows
+T = TypeVar("T")
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("KERNELJUDGE_DATA") or Path.home() / ".local" / "share" / "kerneljudge")
+
+
+def resolve_url(db_url: str | None = None) -> str:
+    """The database URL in force: the argument, else $KERNELJUDGE_DB, else the default SQLite file."""
+    return db_url or os.environ.get("KERNELJUDGE_DB") or f"sqlite:///{data_dir() / 'kerneljudge.db'}"
+
+
+@dataclass
+class Summary:
+    """One stored submission without its source and per-test/benchmark results (for lists and boards)."""
+    id: int
+    submission_id: str
+    user: str
+    problem: str
+    track: str
+    mode: str
+    status: str
+    message: str
+    score_us: float | None
+    device_name: str
+    created_at: datetime
+
+
+@dataclass
+class Stored:
+    """One stored submission in full."""
+    id: int
+    created_at: datetime
+    source: str
+    verdict: Verdict
+
+
+def alembic_config(connection: Connection) -> Config:
+    """An Alembic config that migrates through `connection` (see grader/migrations/env.py)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def engine(db_url: str | None = None) -> Engine:
+    """The engine for a URL (see resolve_url), its schema upgraded to the newest revision."""
+    return _engine(resolve_url(db_url))
+
+
+@functools.lru_cache(maxsize=None)
+def _engine(resolved: str) -> Engine:
+    """Made and migrated once per URL and process."""
+    url = make_url(resolved)
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    made = create_engine(url)
+    if made.dialect.name == "sqlite":
+        event.listen(made, "connect", _sqlite_connect)
+        event.listen(made, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+    _transact(made, _upgrade)
+    return made
+
+
+def _sqlite_connect(dbapi_connection, _record) -> None:
+    dbapi_connection.isolation_level = None     # SQLAlchemy's "begin" event issues BEGIN IMMEDIATE instead
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()
+
+
+def _upgrade(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":    # one migrating process at a time
+        connection.exec_driver_sql("SELECT pg_advisory_xact_lock(4242001)")
+    command.upgrade(alembic_config(connection), "head")
+
+
+def _transact(made: Engine, work: Callable[[Connection], T]) -> T:
+    """Run `work` in one transaction, retrying it from the start while the database is locked."""
+    for attempt in range(WRITE_ATTEMPTS):
+        try:
+            with made.begin() as connection:
+                return work(connection)
+        except OperationalError as error:
+            text = str(error.orig).lower()
+            if attempt == WRITE_ATTEMPTS - 1 or not ("locked" in text or "busy" in text):
+                raise
+            time.sleep(random.uniform(0.05, 0.2) * 2 ** attempt)
+    raise AssertionError("unreachable")
+
+
+def save_verdict(verdict: Verdict, source: str, db_url: str | None = None) -> int:
+    """Store a verdict with its source, tests and benchmarks in one transaction; returns the row id."""
+    row = {
+        "submission_id": verdict.submission_id, "user": verdict.user, "problem": verdict.problem,
+        "track": verdict.track, "mode": verdict.mode, "status": verdict.status, "message": verdict.message,
+        "score_us": verdict.score_us, "source": source, "source_sha256": verdict.source_sha256,
+        "created_at": datetime.now(timezone.utc), "device_name": verdict.device.get("name", ""),
+        "device_driver": verdict.device.get("driver", ""), "device": verdict.device,
+        "toolchain": verdict.toolchain, "stages_s": verdict.stages_s, "grader_version": verdict.grader_version,
+    }
+
+    def write(connection: Connection) -> int:
+        key = connection.execute(submissions.insert().values(**row)).inserted_primary_key[0]
+        for table, results in ((test_results, verdict.tests), (benchmark_results, verdict.benchmarks)):
+            if results:
+                connection.execute(table.insert(), [
+                    {"submission": key, "position": i, **vars(result)} for i, result in enumerate(results)])
+        return key
+
+    return _transact(engine(db_url), write)
+
+
+def save_baseline(problem: str, device: dict, track: str, benchmarks: list[BenchmarkResult], *,
+                  toolchain: dict | None = None, source: str = "", grader_version: str = "",
+                  db_url: str | None = None) -> int:
+    """Store PyTorch's own timing of a problem on a device as the board's baseline row; returns the row id.
+
+    `device` is a verdict's device record ({"name", "driver", ...}); `benchmarks` are the problem's benchmarks
+    for `track`, timed like a submission's (floor_us included, so the chart has its floor); `source` says
+    what was timed (e.g. the problem's reference.baseline).
+    """
+    if not benchmarks:
+        raise ValueError(f"a baseline of {problem} needs at least one timed benchmark")
+    score = geometric_mean([b.median_us for b in benchmarks])
+    verdict = Verdict(status=S.ACCEPTED, message=f"PyTorch baseline; score {score:.2f} us", problem=problem,
+                      track=track, submission_id=uuid.uuid4().hex[:12], user=BASELINE_USER, mode="submit",
+                      benchmarks=list(benchmarks), score_us=score, device=dict(device),
+                      toolchain=dict(toolchain or {}), grader_version=grader_version)
+    return save_verdict(verdict, source, db_url)
+
+
+def list_submissions(*, user: str | None = None, problem: str | None = None, status: str | None = None,
+                     mode: str | None = None, device: str | None = None, limit: int | None = None,
+                     db_url: str | None = None) -> list[Summary]:
+    """Stored submissions matching every filter given, newest first."""
+    columns = [submissions.c[f.name] for f in fields(Summary)]
+    query = select(*columns).order_by(submissions.c.created_at.desc(), submissions.c.id.desc()).limit(limit)
+    for column, wanted in (("user", user), ("problem", problem), ("status", status), ("mode", mode),
+                           ("device_name", device)):
+        if wanted is not None:
+            query = query.where(submissions.c[column] == wanted)
+    rows = _transact(engine(db_url), lambda connection: connection.execute(query).all())
+    return [Summary(**{**row._mapping, "created_at": _utc(row.created_at)}) for row in rows]
+
+
+def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
+    """One submission in full: an int is a row id, a string a public submission_id or else a row id in digits."""
+    def read(connection: Connection):
+        row = None
+        if isinstance(key, str):
+            row = connection.execute(select(submissions).where(submissions.c.submission_id == key)).first()
+        if row is None and str(key).isdigit():
+            row = connection.execute(select(submissions).where(submissions.c.id == int(key))).first()
+        if row is None:
+            return None
+        results = [connection.execute(select(table).where(table.c.submission == row.id)
+                                      .order_by(table.c.position)).all() for table in (test_results, benchmark_results)]
+        return row, results
+
+    found = _transact(engine(db_url), read)
+    if found is None:
+        return None
+    row, (tests, benches) = found
+    verdict = Verdict(
+        status=row.status, message=row.message, problem=row.problem, track=row.track,
+        submission_id=row.submission_id, user=row.user, mode=row.mode,
+        tests=[_result(TestResult, t) for t in tests], benchmarks=[_result(BenchmarkResult, b) for b in benches],
+        score_us=row.score_us, device=row.device, toolchain=row.toolchain, source_sha256=row.source_sha256,
+        stages_s=row.stages_s, grader_version=row.grader_version)
+    return Stored(id=row.id, created_at=_utc(row.created_at), source=row.source, verdict=verdict)
+
+
+def _result(kind: type[T], row) -> T:
+    return kind(**{f.name: row._mapping[f.name] for f in fields(kind)})
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)   # SQLite drops the zone

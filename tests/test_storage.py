@@ -1,0 +1,158 @@
+"""Storage and leaderboard: round trip, ranking, concurrent writers on one SQLite file, Alembic upgrades."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Iterator
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import JSON, column, create_engine, func, inspect, select, table
+from sqlalchemy.engine import make_url
+
+from grader import leaderboard, storage
+from grader import status as S
+from grader.schema import benchmark_results, metadata, submissions, test_results
+from verdicts import A100, H100, SOURCE, benchmarks, verdict
+
+
+POSTGRES = os.environ.get("KERNELJUDGE_TEST_POSTGRES")   # e.g. postgresql+psycopg://postgres@127.0.0.1/postgres
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not POSTGRES, reason="set KERNELJUDGE_TEST_POSTGRES to a PostgreSQL server URL to run on PostgreSQL too"))])
+def db(request, tmp_path) -> Iterator[str]:
+    """A fresh, empty database: a SQLite file, or a new database on the PostgreSQL server."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'results.db'}"
+        return
+    server = create_engine(POSTGRES, isolation_level="AUTOCOMMIT")
+    name = f"kerneljudge_test_{uuid.uuid4().hex[:8]}"
+    with server.connect() as connection:
+        connection.exec_driver_sql(f"CREATE DATABASE {name}")
+    yield make_url(POSTGRES).set(database=name).render_as_string(hide_password=False)
+    with server.connect() as connection:
+        connection.exec_driver_sql(f"DROP DATABASE {name} WITH (FORCE)")
+    server.dispose()
+
+
+def test_round_trip_keeps_everything(db):
+    original = verdict("alice", [120.0, 250.0])
+    key = storage.save_verdict(original, SOURCE, db)
+
+    for lookup in (key, str(key), original.submission_id):
+        stored = storage.load_submission(lookup, db)
+        assert stored.verdict == original
+        assert stored.source == SOURCE and stored.id == key
+        assert stored.created_at.tzinfo is not None
+    assert storage.load_submission("no-such-id", db) is None
+
+    (summary,) = storage.list_submissions(user="alice", db_url=db)
+    assert (summary.submission_id, summary.score_us, summary.device_name) == (
+        original.submission_id, original.score_us, H100["name"])
+    assert storage.list_submissions(user="bob", db_url=db) == []
+
+
+def test_default_location_and_environment(tmp_path, monkeypatch):
+    monkeypatch.delenv("KERNELJUDGE_DB", raising=False)
+    monkeypatch.setenv("KERNELJUDGE_DATA", str(tmp_path / "data"))
+    storage.save_verdict(verdict("alice", [100.0, 200.0]), SOURCE)
+    assert (tmp_path / "data" / "kerneljudge.db").is_file()
+
+    monkeypatch.setenv("KERNELJUDGE_DB", f"sqlite:///{tmp_path / 'elsewhere.db'}")
+    storage.save_verdict(verdict("bob", [100.0, 200.0]), SOURCE)
+    assert [s.user for s in storage.list_submissions()] == ["bob"]
+    default = f"sqlite:///{tmp_path / 'data' / 'kerneljudge.db'}"
+    assert [s.user for s in storage.list_submissions(db_url=default)] == ["alice"]
+
+
+def test_leaderboard_best_per_user_with_marked_rows(db):
+    for v in [verdict("alice", [300.0, 400.0]), verdict("alice", [100.0, 200.0]), verdict("bob", [150.0, 260.0]),
+              verdict("ref:04_online.cu", [95.0, 190.0]), verdict("ref:01_naive.cu", [4000.0, 9000.0]),
+              verdict("carol", [10.0, 10.0], status=S.WRONG_ANSWER), verdict("dave", [50.0, 60.0], mode="test"),
+              verdict("erin", [80.0, 90.0], device=A100)]:
+        storage.save_verdict(v, SOURCE, db)
+    storage.save_baseline("softmax", H100, "cuda", benchmarks([200.0, 400.0]), source="torch.softmax(x, dim=1)",
+                          db_url=db)
+
+    h100, a100 = leaderboard.boards("softmax", db_url=db)
+    assert (h100.device, a100.device) == (H100["name"], A100["name"])
+    assert [(e.rank, e.user, e.kind) for e in h100.entries] == [
+        (None, "ref:04_online.cu", "reference"), (1, "alice", "user"), (2, "bob", "user"),
+        (None, "pytorch", "baseline"), (None, "ref:01_naive.cu", "reference")]
+    alice = h100.entries[1]
+    assert alice.score_us == pytest.approx((100.0 * 200.0) ** 0.5)
+    assert h100.baseline_us == pytest.approx((200.0 * 400.0) ** 0.5)
+    assert alice.speedup == pytest.approx(2.0)
+    assert h100.entries[3].speedup == pytest.approx(1.0)
+    assert h100.floor_us == pytest.approx((89.5 * 179.0) ** 0.5)
+    assert [e.user for e in a100.entries] == ["erin"] and a100.entries[0].speedup is None
+    assert [b.device for b in leaderboard.boards("softmax", device=A100["name"], db_url=db)] == [A100["name"]]
+    assert leaderboard.boards("matmul", db_url=db) == []
+
+
+def _write_many(db: str, worker: int, count: int, start_at: float) -> None:
+    """One writer process: waits for the common start, then saves `count` verdicts one transaction each."""
+    time.sleep(max(0.0, start_at - time.time()))
+    for i in range(count):
+        storage.save_verdict(verdict(f"user{worker}", [100.0 + i, 200.0 + worker]), SOURCE, db)
+
+
+def test_concurrent_writer_processes_lose_nothing(db):
+    """Writers start together on a database that does not exist yet (SQLite) or is empty, so they race to
+    create the schema too."""
+    workers, each = 6, 15
+    context = multiprocessing.get_context("spawn")
+    start_at = time.time() + 3.0                 # the spawned interpreters import the grader meanwhile
+    processes = [context.Process(target=_write_many, args=(db, w, each, start_at)) for w in range(workers)]
+    for p in processes:
+        p.start()
+    for p in processes:
+        p.join(timeout=120)
+    assert [p.exitcode for p in processes] == [0] * workers
+
+    with storage.engine(db).connect() as connection:
+        counts = [connection.execute(select(func.count()).select_from(t)).scalar()
+                  for t in (submissions, test_results, benchmark_results)]
+    assert counts == [workers * each, workers * each * 2, workers * each * 2]
+    board, = leaderboard.boards("softmax", db_url=db)
+    assert sorted(e.user for e in board.entries) == [f"user{w}" for w in range(workers)]
+
+
+def _head() -> str:
+    return ScriptDirectory(str(storage.MIGRATIONS)).get_current_head()
+
+
+def test_upgrade_from_an_empty_database_matches_the_schema(db):
+    storage.engine(db)
+    with create_engine(db).connect() as connection:
+        assert MigrationContext.configure(connection).get_current_revision() == _head()
+        assert compare_metadata(MigrationContext.configure(connection), metadata) == []
+        assert {"submissions", "test_results", "benchmark_results"} <= set(inspect(connection).get_table_names())
+
+
+def test_upgrade_from_the_initial_revision_keeps_data(db):
+    """A row written by revision 0001's schema survives the upgrade that the next first use runs."""
+    row = {"submission_id": "old0001", "user": "alice", "problem": "softmax", "track": "cuda", "mode": "submit",
+           "status": S.ACCEPTED, "message": "all tests passed", "score_us": 123.0, "source": SOURCE,
+           "source_sha256": "ab" * 32, "created_at": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
+           "device_name": H100["name"], "device_driver": H100["driver"], "device": H100, "toolchain": {},
+           "stages_s": {}, "grader_version": "0.1.0"}
+    with create_engine(db).begin() as connection:
+        command.upgrade(storage.alembic_config(connection), "0001")
+        connection.execute(table("submissions", *(column(name, JSON if isinstance(value, dict) else None)
+                                                  for name, value in row.items())).insert().values(**row))
+
+    stored = storage.load_submission("old0001", db)
+    assert (stored.verdict.user, stored.verdict.score_us, stored.verdict.device, stored.source) == (
+        "alice", 123.0, H100, SOURCE)
+    assert stored.created_at == row["created_at"]
+    with create_engine(db).connect() as connection:
+        assert MigrationContext.configure(connection).get_current_revision() == _head()
