@@ -25,9 +25,10 @@ class NullSampler:
 
 
 class Sampler(threading.Thread):
-    """Samples GPU 0 of this process's view every `period_s` seconds between __enter__ and __exit__."""
+    """Samples GPU 0 of this process's view every `period_s` seconds between __enter__ and __exit__ (20 ms:
+    a short benchmark lasts a few tens of milliseconds)."""
 
-    def __init__(self, period_s: float = 0.05):
+    def __init__(self, period_s: float = 0.02):
         super().__init__(daemon=True)
         self.period_s = period_s
         self.samples: list[dict] = []
