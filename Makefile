@@ -60,3 +60,5 @@ site: setup
 
 serve: setup
 	$(GRADER) serve
+
+include docker.mk

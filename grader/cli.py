@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from grader import cli_results, compile, pipeline, sandbox, starter
+from grader import cli_results, compile, container, pipeline, sandbox, starter
 from grader import status as S
 from grader.spec import REPO_ROOT, TRACKS, Problem, SpecError, load_all, load_problem
 from grader.toolchain import default_track, detect
@@ -29,6 +29,8 @@ DB = typer.Option(None, "--db", help="SQLAlchemy URL of the results database (de
                                      "else SQLite under $KERNELJUDGE_DATA).")
 STATUS_STYLE = {S.ACCEPTED: "bold green", S.WRONG_ANSWER: "bold red", S.COMPILE_ERROR: "bold yellow",
                 S.RUNTIME_ERROR: "bold red", S.TIMEOUT: "bold magenta", S.REJECTED: "bold red"}
+SANDBOX = typer.Option(None, "--sandbox", help="auto, docker or local (default: $KERNELJUDGE_SANDBOX, else auto: "
+                                                "the container where Docker and the image are there)")
 
 
 def usage_error(message: str) -> typer.Exit:
@@ -97,18 +99,24 @@ def init(problem: str, track: Optional[str] = typer.Option(None, help="cuda or c
     console.print(f"wrote {target} ({chosen} track). Next: grader test {spec.slug} {target}")
 
 
-def _grade(problem: str, file: Path, track: str | None, mode: str, user: str, as_json: bool, db: str | None) -> None:
+def _grade(problem: str, file: Path, track: str | None, mode: str, user: str, as_json: bool, db: str | None,
+           sandbox_kind: str | None = None) -> None:
     spec = _problem(problem)
     if not file.is_file():
         raise usage_error(f"no such file: {file}")
     chosen = _track(file, track)
+    try:
+        container.choose(sandbox_kind, chosen)   # the sandbox asked for is not there: a usage error, exit 2
+    except (ValueError, RuntimeError) as error:
+        raise usage_error(str(error))
     if as_json:
-        verdict = pipeline.grade(spec, file.read_bytes(), file.name, track=chosen, mode=mode, user=user)
+        verdict = pipeline.grade(spec, file.read_bytes(), file.name, track=chosen, mode=mode, user=user,
+                                 sandbox_kind=sandbox_kind)
         print(json.dumps(verdict.to_json(), indent=2))
     else:
         with console.status("compile") as status:
             verdict = pipeline.grade(spec, file.read_bytes(), file.name, track=chosen, mode=mode, user=user,
-                                     progress=lambda stage: status.update(f"{stage} ({spec.slug}, {chosen} track)"))
+                                     sandbox_kind=sandbox_kind, progress=lambda stage: status.update(f"{stage} ({spec.slug}, {chosen} track)"))
         print_verdict(verdict)
     _store(verdict, file.read_text(errors="replace"), db)
     raise typer.Exit(0 if verdict.accepted else 1)
@@ -149,18 +157,18 @@ def print_verdict(verdict: Verdict) -> None:
 @app.command()
 def test(problem: str, file: Path, track: Optional[str] = typer.Option(None, help="cuda or cpu (default: from the extension)"),
          as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
-         db: Optional[str] = DB):
+         db: Optional[str] = DB, sandbox_kind: Optional[str] = SANDBOX):
     """Check correctness only."""
-    _grade(problem, file, track, "test", "", as_json, db)
+    _grade(problem, file, track, "test", "", as_json, db, sandbox_kind)
 
 
 @app.command()
 def submit(problem: str, file: Path, track: Optional[str] = typer.Option(None, help="cuda or cpu (default: from the extension)"),
            user: str = typer.Option("anonymous", help="Who submits."),
            as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
-           db: Optional[str] = DB):
+           db: Optional[str] = DB, sandbox_kind: Optional[str] = SANDBOX):
     """Check correctness, then time the benchmarks."""
-    _grade(problem, file, track, "submit", user, as_json, db)
+    _grade(problem, file, track, "submit", user, as_json, db, sandbox_kind)
 
 
 @app.command()
@@ -174,11 +182,13 @@ def doctor():
     table.add_row("nvcc", f"{tools.nvcc} — {tools.nvcc_version}" if tools.nvcc else "not found")
     table.add_row("g++", f"{tools.gxx} — {tools.gxx_version}" if tools.gxx else "not found")
     table.add_row("default track", default_track())
-    isolation = sandbox.probe_isolation()
-    why = ("running as root: own uid, network namespace, read-only root" if sandbox.is_root() else
-           "not root: no uid switch and no read-only root; run as root or use the container sandbox for a shared judge")
-    table.add_row("sandbox", f"local ({why})")
-    table.add_row("isolation", ", ".join(isolation))
+    backend, how = container.choose(None, default_track())
+    table.add_row("sandbox", how)
+    if backend.kind == "local":
+        why = ("running as root: own uid, network namespace, read-only root" if sandbox.is_root() else
+               "not root: no uid switch and no read-only root; run as root or use the container sandbox for a shared judge")
+        table.add_row("local sandbox", why)
+        table.add_row("isolation", ", ".join(sandbox.probe_isolation()))
     table.add_row("build cache", str(compile.cache_root()))
     console.print(table)
 

@@ -9,6 +9,7 @@ the dynamic loader (dlopen, dlsym) is refused. Builds are cached by hash of (sou
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -51,7 +52,10 @@ def track_for(path: Path) -> str | None:
     return "cuda" if suffix == ".cu" else "cpu" if suffix in (".cpp", ".cc", ".cxx") else None
 
 
-def submission_flags(track: str, tools: Toolchain) -> list[str]:
+def submission_flags(track: str, tools: Toolchain, in_container: bool = False) -> list[str]:
+    """The compile command; `in_container`: the image's own nvcc/g++ (by name), whatever this host has."""
+    if in_container:
+        tools = dataclasses.replace(tools, nvcc="nvcc", gxx="g++")
     if track == "cuda":
         if not tools.nvcc:
             raise RuntimeError("the CUDA track needs nvcc, and none was found")
@@ -92,13 +96,15 @@ def _key(*parts: str | bytes) -> str:
     return digest.hexdigest()[:32]
 
 
-def build_submission(problem: Problem, source: bytes, filename: str, track: str) -> Build:
-    """Compile `source` for `track`; compile errors come back in `log` with the submission's own file name."""
+def build_submission(problem: Problem, source: bytes, filename: str, track: str, run=None) -> Build:
+    """Compile `source` for `track` in the sandbox `run` (container.choose's; default: the local one)."""
+    run = run or sandbox.run
     tools = detect()
-    flags = submission_flags(track, tools)
+    flags = submission_flags(track, tools, in_container=getattr(run, "kind", "local") == "docker")
     name = _safe_name(filename, track)
     shim = shim_source(problem, name)
-    key = _key(track, source, name, shim, " ".join(flags), tools.describe(track), tools.cpu_model)
+    key = _key(track, source, name, shim, " ".join(flags), tools.describe(track), tools.cpu_model,
+               getattr(run, "toolchain_id", "local"))
     entry = cache_root() / "builds" / key
     started = time.monotonic()
     if (entry / "lib.so").is_file():
@@ -114,7 +120,7 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str)
         (workdir / shim_name).write_text(shim)
         for path in (workdir / name, workdir / shim_name):
             path.chmod(0o444)
-        outcome = sandbox.run(flags + ["-o", "lib.so", shim_name], workdir, limits=COMPILE_LIMITS, uid=uid,
+        outcome = run(flags + ["-o", "lib.so", shim_name], workdir, limits=COMPILE_LIMITS, uid=uid,
                               env={"PATH": "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"})
         log = _clean_log(outcome.stdout + outcome.stderr, workdir)
         library = workdir / "lib.so"
@@ -161,17 +167,25 @@ def _refusal(library: Path) -> str:
     return f"the library uses {', '.join(bad)}: loading other libraries at run time is not allowed" if bad else ""
 
 
-def build_runner(track: str) -> Path:
-    """The harness for `track`, compiled from harness/*.cpp|h (trusted code, so outside the sandbox)."""
+def runner_flags(track: str, tools: Toolchain) -> list[str]:
+    """The harness's compile command for `track` (sources and -o added by the caller)."""
+    if track == "cuda":
+        arch = tools.gpu.arch if tools.gpu else os.environ.get("KERNELJUDGE_CUDA_ARCH", "sm_90")
+        return [tools.nvcc, "-O2", "-std=c++17", f"-arch={arch}", "-x", "cu", "-DKJ_CUDA", "-cudart", "shared",
+                "-Xcompiler", "-ffp-contract=off"]
+    return [tools.gxx, "-O2", "-std=c++17", "-fopenmp", "-ffp-contract=off", "-x", "c++"]
+
+
+def build_runner(track: str, run=None) -> Path:
+    """The harness for `track`, compiled from harness/*.cpp|h (trusted code, so outside the sandbox); where `run`
+    is the container, inside the image instead, so that it links the libraries it will run with."""
+    if getattr(run, "kind", "local") == "docker":
+        from grader import container
+        return container.build_runner(track, image=run.image)
     tools = detect()
     folder = Path(harness.__file__).parent
     sources = {p.name: p.read_bytes() for p in sorted(folder.glob("*.[ch]*")) if p.suffix in (".cpp", ".h")}
-    if track == "cuda":
-        arch = tools.gpu.arch if tools.gpu else os.environ.get("KERNELJUDGE_CUDA_ARCH", "sm_90")
-        flags = [tools.nvcc, "-O2", "-std=c++17", f"-arch={arch}", "-x", "cu", "-DKJ_CUDA", "-cudart", "shared",
-                 "-Xcompiler", "-ffp-contract=off"]
-    else:
-        flags = [tools.gxx, "-O2", "-std=c++17", "-fopenmp", "-ffp-contract=off", "-x", "c++"]
+    flags = runner_flags(track, tools)
     key = _key(track, *[k + "\0" for k in sources], *sources.values(), " ".join(flags), tools.describe(track))
     target = cache_root() / "runners" / key / "runner"
     if target.is_file():

@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 import grader
-from grader import ceilings, check, compile, sandbox, stats, telemetry
+from grader import ceilings, check, compile, container, sandbox, stats, telemetry
 from grader import inputs as gen
 from grader import status as S
 from grader.spec import Problem, SizeSet
@@ -47,21 +47,26 @@ class Case:
 
 
 def grade(problem: Problem, source: bytes, filename: str, *, track: str, mode: str = "test", user: str = "",
-          progress: Progress | None = None, time_limit_s: float | None = None) -> Verdict:
+          progress: Progress | None = None, time_limit_s: float | None = None,
+          sandbox_kind: str | None = None) -> Verdict:
     """Grade one submission; `mode` "test" checks correctness, "submit" also times the benchmarks.
 
     `time_limit_s` replaces the problem's own limit on the tests (benchmarks add their budgets to it).
+    `sandbox_kind` is auto, docker or local (None: $KERNELJUDGE_SANDBOX, else auto); see container.choose.
     """
     say = progress or (lambda _stage: None)
     tools = detect()
+    run, how = container.choose(sandbox_kind, track)
+    in_container = run.kind == "docker"
     verdict = Verdict(status=S.ACCEPTED, message="", problem=problem.slug, track=track, mode=mode, user=user,
                       submission_id=uuid.uuid4().hex[:12], source_sha256=hashlib.sha256(source).hexdigest(),
-                      toolchain={"compiler": tools.describe(track), "flags": " ".join(compile.submission_flags(track, tools)[1:])},
+                      toolchain={"compiler": run.compiler(track), "sandbox": how,
+                                 "flags": " ".join(compile.submission_flags(track, tools, in_container)[1:])},
                       device=_device(track, tools), grader_version=grader.__version__)
     started = time.monotonic()
 
     say("compile")
-    build = compile.build_submission(problem, source, filename, track)
+    build = compile.build_submission(problem, source, filename, track, run=run)
     verdict.stages_s["compile"] = round(build.seconds, 3)
     if not build.ok:
         return _finish(verdict, S.COMPILE_ERROR, build.log, started)
@@ -75,7 +80,7 @@ def grade(problem: Problem, source: bytes, filename: str, *, track: str, mode: s
     say("run")
     run_started = time.monotonic()
     limit = time_limit_s or problem.time_limit_s
-    workdir, outcome, samples = _run_harness(problem, track, build.library, cases, limit)
+    workdir, outcome, samples = _run_harness(problem, track, build.library, cases, limit, run)
     verdict.stages_s["run"] = round(time.monotonic() - run_started, 3)
     try:
         say("check")
@@ -130,10 +135,11 @@ def _wall_limit_s(tests_limit_s: float, track: str, cases: list[Case]) -> float:
     return tests_limit_s + benches * (3 * BENCH_BUDGET_MS[track] / 1000 + 20)
 
 
-def _run_harness(problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float):
+def _run_harness(problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float,
+                 run: container.Backend):
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
-    for source, name in ((compile.build_runner(track), "runner"), (library, "lib.so")):
+    for source, name in ((compile.build_runner(track, run=run), "runner"), (library, "lib.so")):
         shutil.copyfile(source, workdir / name)
         (workdir / name).chmod(0o555)
     out = workdir / "out"
@@ -146,8 +152,8 @@ def _run_harness(problem: Problem, track: str, library: Path, cases: list[Case],
                             address_space_bytes=HARNESS_MEMORY if track == "cpu" else None)
     sampler = telemetry.Sampler() if track == "cuda" and any(c.kind == "bench" for c in cases) else None
     with (sampler or telemetry.NullSampler()):
-        outcome = sandbox.run(["./runner"], workdir, limits=limits, stdin=_request(problem, track, cases).encode(),
-                              uid=uid, env=env)
+        outcome = run(["./runner"], workdir, limits=limits, stdin=_request(problem, track, cases).encode(),
+                      uid=uid, env=env, gpu=container.gpu_index() if track == "cuda" else None)
     return workdir, outcome, (sampler.samples if sampler else [])
 
 

@@ -1,0 +1,80 @@
+# kerneljudge: the grader image. Every submission is compiled and run in a container of it (grader/container.py),
+# and it also carries the whole grader, so `docker run IMAGE grader ...` works on a node with nothing else.
+#
+#   make docker                                   the real image: CUDA 13 devel base, PyTorch (CUDA build) from PyPI
+#   make docker-local                             the same Dockerfile on a Debian base made here by debootstrap
+#                                                 (no registry needed; CPU track only: bookworm has no nvcc)
+#
+# Build arguments:
+#   BASE_IMAGE   an image with apt (Debian or Ubuntu); the default matches nvcc 13. Both stages use it, so the venv's
+#                python3 is the same binary in both.
+#   TORCH_SPEC   the PyTorch requirement ("torch", "torch==2.13.0+cpu", ...); "none" leaves PyTorch out (an image
+#                that can only be a sandbox: the trusted grader outside it computes the references).
+#   TORCH_INDEX  an index URL for PyTorch alone, e.g. https://download.pytorch.org/whl/cpu for the CPU wheel;
+#                empty: PyPI (whose Linux x86-64 wheel is a CUDA build).
+#   WHEELS_URL   a folder of wheels pip may take from (--find-links), e.g. one served on loopback to a
+#                `docker build --network host`; empty: none.
+#   PIP_CERT_URL a CA bundle pip trusts in the build stage (for a TLS-inspecting proxy); empty: the base's own.
+ARG BASE_IMAGE=nvidia/cuda:13.0.1-devel-ubuntu24.04
+
+# ---- build: a venv with PyTorch and the project's dependencies ------------------------------------------------
+FROM ${BASE_IMAGE} AS build
+ARG DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+RUN python3 -m venv /opt/venv
+ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+# Behind a TLS-inspecting proxy, pip must trust its CA: PIP_CERT_URL names a bundle to fetch (make docker serves
+# the one pip on the building machine trusts, $PIP_CERT, on loopback). It stays in this stage only.
+ARG PIP_CERT_URL=
+RUN if [ -n "$PIP_CERT_URL" ]; then \
+      python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], "/opt/build-ca.pem")' "$PIP_CERT_URL" \
+      && printf '[global]\ncert = /opt/build-ca.pem\n' > /etc/pip.conf; \
+    fi
+
+# PyTorch first, in a layer of its own: the largest and the least often changed. Its C++ tests and headers
+# (for building extensions, which the grader never does) are left out: about 145 MB.
+ARG TORCH_SPEC=torch
+ARG TORCH_INDEX=
+ARG WHEELS_URL=
+RUN if [ "$TORCH_SPEC" != none ]; then \
+      pip install ${TORCH_INDEX:+--index-url "$TORCH_INDEX"} ${WHEELS_URL:+--find-links "$WHEELS_URL"} "$TORCH_SPEC" \
+      && rm -rf /opt/venv/lib/python3*/site-packages/torch/test /opt/venv/lib/python3*/site-packages/torch/include; \
+    fi
+
+# The other dependencies, from pyproject.toml alone, so that a change to the code does not reinstall them; and
+# setuptools, so that the final stage can install the project itself offline.
+COPY pyproject.toml /src/pyproject.toml
+RUN python3 -c 'import re, tomllib; deps = tomllib.load(open("/src/pyproject.toml", "rb"))["project"]["dependencies"]; \
+print("\n".join(d for d in deps if re.split(r"[ <>=!~;\[]", d)[0].lower() != "torch"))' > /tmp/requirements.txt \
+ && pip install ${WHEELS_URL:+--find-links "$WHEELS_URL"} -r /tmp/requirements.txt "setuptools>=64" wheel
+
+# ---- final: the base, the toolchain a submission is compiled with, the venv; nothing of the build -------------------
+FROM ${BASE_IMAGE}
+ARG DEBIAN_FRONTEND=noninteractive
+# python3: the venv's interpreter. g++ (with libgomp, for -fopenmp): the CPU track's compiler and the harness's.
+# binutils (nm): the grader's check of what a compiled library imports. The CUDA base brings nvcc.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 g++ libgomp1 binutils \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /usr/share/doc/* /usr/share/man/*
+# A fixed unprivileged user for `docker run IMAGE ...`; the container sandbox passes its own --user UID:GID.
+RUN groupadd --gid 10001 judge \
+ && useradd --uid 10001 --gid 10001 --create-home --home-dir /home/judge --shell /usr/sbin/nologin judge \
+ && mkdir -p /work && chown judge:judge /work
+ENV PATH=/opt/venv/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}} \
+    PYTHONDONTWRITEBYTECODE=1 \
+    LANG=C.UTF-8
+COPY --from=build /opt/venv /opt/venv
+# The project, installed in place at /opt/kerneljudge so that problems/ and solutions/ sit beside the code
+# (grader.spec finds them from the package's own folder); only these small layers change with the code.
+COPY . /opt/kerneljudge
+RUN /opt/venv/bin/pip install --no-cache-dir --no-deps --no-build-isolation --disable-pip-version-check \
+      -e /opt/kerneljudge > /dev/null \
+ && rm -rf /opt/kerneljudge/build \
+ && if [ -e /opt/venv/lib/python3*/site-packages/torch ]; then /opt/venv/bin/grader --help > /dev/null; fi
+USER judge
+WORKDIR /work
+CMD ["grader", "--help"]
