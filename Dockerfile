@@ -47,7 +47,7 @@ RUN if [ "$TORCH_SPEC" != none ]; then \
 # The other dependencies, from pyproject.toml alone, so that a change to the code does not reinstall them; and
 # setuptools, so that the final stage can install the project itself offline.
 COPY pyproject.toml /src/pyproject.toml
-RUN python3 -c 'import re, tomllib; deps = tomllib.load(open("/src/pyproject.toml", "rb"))["project"]["dependencies"]; \
+RUN python3 -c 'import re, tomllib; deps = tomllib.load(open("/src/pyproject.toml", "rb"))["project"]; deps = deps["dependencies"] + deps["optional-dependencies"]["distributed"]; \
 print("\n".join(d for d in deps if re.split(r"[ <>=!~;\[]", d)[0].lower() != "torch"))' > /tmp/requirements.txt \
  && pip install ${WHEELS_URL:+--find-links "$WHEELS_URL"} -r /tmp/requirements.txt "setuptools>=64" wheel
 

@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv --without-pip $(VENV)
 	$(PYTHON) -c "import site; print('\n'.join(site.getsitepackages()))" \
 	  > "$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/kerneljudge-parent.pth"
-	$(PYTHON) -m pip --python $(PY) install -q --no-build-isolation $(PIP_SOURCE) -e '.[test]'
+	$(PYTHON) -m pip --python $(PY) install -q --no-build-isolation $(PIP_SOURCE) -e '.[test,distributed]'
 	touch $@
 
 test: setup

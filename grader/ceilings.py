@@ -86,10 +86,11 @@ def _measure() -> Ceilings:
     import pynvml
     import torch
 
+    from grader.telemetry import nvml_index
     from grader.timing import time_callable
     device = torch.cuda.current_device()
     pynvml.nvmlInit()
-    handle = pynvml.nvmlDeviceGetHandleByIndex(device)
+    handle = pynvml.nvmlDeviceGetHandleByIndex(nvml_index())
     mem_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
     bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
     sm_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)

@@ -14,11 +14,16 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from grader import cli_results, compile, container, pipeline, sandbox, starter
+from grader import cli_results, compile, container, grade_many, pipeline, sandbox, starter
 from grader import status as S
 from grader.spec import REPO_ROOT, TRACKS, Problem, SpecError, load_all, load_problem
 from grader.toolchain import default_track, detect
 from grader.verdict import Verdict
+
+try:
+    from grader import distributed
+except ImportError:  # celery, redis and psycopg come with: pip install 'kerneljudge[distributed]'
+    distributed = None
 
 app = typer.Typer(help="kerneljudge: an online judge for GPU kernels (and a CPU track in C++/OpenMP).",
                   no_args_is_help=True, add_completion=False)
@@ -166,8 +171,15 @@ def test(problem: str, file: Path, track: Optional[str] = typer.Option(None, hel
 def submit(problem: str, file: Path, track: Optional[str] = typer.Option(None, help="cuda or cpu (default: from the extension)"),
            user: str = typer.Option("anonymous", help="Who submits."),
            as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
-           db: Optional[str] = DB, sandbox_kind: Optional[str] = SANDBOX):
+           db: Optional[str] = DB, sandbox_kind: Optional[str] = SANDBOX,
+           remote: bool = typer.Option(False, "--remote", help="Grade on the judge's workers (grader worker) and wait."),
+           queue: Optional[str] = typer.Option(None, help="With --remote: the queue (default cpu, or $KERNELJUDGE_QUEUE / cuda).")):
     """Check correctness, then time the benchmarks."""
+    if remote:
+        if distributed is None:
+            raise usage_error("--remote needs the distributed extra: pip install 'kerneljudge[distributed]'")
+        raise typer.Exit(distributed.submit_remote(problem, file, track=track, mode="submit", user=user,
+                                                   queue=queue, as_json=as_json, db_url=db))
     _grade(problem, file, track, "submit", user, as_json, db, sandbox_kind)
 
 
@@ -300,3 +312,6 @@ def selftest_command(problems: Optional[list[str]] = typer.Argument(None, help="
 
 
 cli_results.register(app)
+grade_many.register(app)
+if distributed is not None:
+    distributed.register(app)

@@ -8,6 +8,7 @@ has exited (DESIGN.md, "One submission, start to end").
 from __future__ import annotations
 
 import hashlib
+import os
 import math
 import secrets
 import shutil
@@ -148,6 +149,8 @@ def _run_harness(problem: Problem, track: str, library: Path, cases: list[Case],
         shutil.chown(out, uid, uid)
     tools = detect()
     env = {"LD_LIBRARY_PATH": tools.cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")} if track == "cuda" else {}
+    if track == "cuda" and run.kind == "local" and os.environ.get("CUDA_VISIBLE_DEVICES"):
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]  # a worker pinned to one GPU
     limits = sandbox.Limits(wall_s=_wall_limit_s(tests_limit_s, track, cases), memory_bytes=HARNESS_MEMORY,
                             address_space_bytes=HARNESS_MEMORY if track == "cpu" else None)
     sampler = telemetry.Sampler() if track == "cuda" and any(c.kind == "bench" for c in cases) else None

@@ -28,6 +28,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG = 1
 UID_BASE = int(os.environ.get("KERNELJUDGE_UID_BASE", "61000"))
 PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/dev/shm")
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -86,8 +87,12 @@ def new_workdir(uid: int | None) -> Path:
 
 
 def sandbox_uid() -> int | None:
-    """A uid for this grader process's runs when it can switch to one (root), else None."""
-    return UID_BASE + os.getpid() % 4000 if is_root() else None
+    """A uid for this grader process's runs when it can switch to one (root), else None.
+
+    Derived from the pid, which no other live grader process has, so no two graders share a uid (and the
+    per-uid process limit and the final sweep of that uid's processes concern this grader's runs alone).
+    """
+    return UID_BASE + os.getpid() if is_root() else None
 
 
 def _check(result: int, what: str) -> None:
@@ -176,6 +181,7 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a grader killed mid-run takes its harness with it
 
     clean_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir), "TMPDIR": str(workdir),
                  "LANG": "C.UTF-8", **(env or {})}

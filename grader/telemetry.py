@@ -6,12 +6,18 @@ on a hot or power-capped GPU shows it (and is flagged `throttled`).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 # Throttle reasons that slow a kernel down (idle and application-clock settings are not throttling).
 _SLOWING = {0x2: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal", 0x40: "hw_thermal",
             0x80: "hw_power_brake"}
+
+
+def nvml_index() -> int:
+    """NVML numbers GPUs ignoring CUDA_VISIBLE_DEVICES; a pinned worker says its GPU in KERNELJUDGE_GPU."""
+    return int(os.environ.get("KERNELJUDGE_GPU", "0"))
 
 
 class NullSampler:
@@ -40,7 +46,7 @@ class Sampler(threading.Thread):
             import pynvml
             pynvml.nvmlInit()
             self._nvml = pynvml
-            self._handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(nvml_index())
             self.start()
         except Exception:  # NVML missing: no telemetry, the run goes on
             self._handle = None

@@ -1,0 +1,437 @@
+"""Grading across hosts against the real services: Debian's redis-server and PostgreSQL, started here.
+
+The fixtures start a throwaway PostgreSQL cluster (initdb + pg_ctl, as the postgres user when run as root)
+and a Redis with its append-only file, both on loopback on free ports in a temporary folder, and three
+Celery workers (`python -m grader.distributed worker`, CPU track) standing in for three hosts, each with
+its own build cache. Everything is stopped afterwards. The tests skip, saying why, where the binaries or
+the Python packages (celery, redis, psycopg) are missing: `.ci/services-setup.sh` installs the binaries.
+
+The jobs are tiny: a small softmax problem written here (three little tests) and small .cpp sources, with a
+short time limit for the ones that hang, so the whole module takes about a minute on two cores.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("celery", reason="celery is not installed (pip install 'kerneljudge[distributed]')")
+pytest.importorskip("redis", reason="the redis client is not installed (pip install 'kerneljudge[distributed]')")
+pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'kerneljudge[distributed]')")
+
+REPO = Path(__file__).resolve().parents[1]
+PROBLEM = "softmax-mini"
+VISIBILITY_TIMEOUT_S = 12        # a dead worker's job goes back to the queue after this long
+SWEEP_S = 2                      # how often the workers look for jobs the broker lost
+HANG_LIMIT_S = 1.5
+WORKERS = 3
+
+ACCEPTED = r"""// job {n}: a right softmax
+#include <cmath>
+#include <unistd.h>
+void solve(const float* input, float* output, int M, int N) {
+    for (int i = 0; i < M; ++i) {
+        const float* x = input + (long)i * N;
+        float m = -INFINITY;
+        double s = 0;
+        for (int j = 0; j < N; ++j) m = fmaxf(m, x[j]);
+        for (int j = 0; j < N; ++j) s += std::exp((double)x[j] - m);
+        for (int j = 0; j < N; ++j) output[(long)i * N + j] = (float)(std::exp((double)x[j] - m) / s);
+        {slow}
+    }
+}
+"""
+WRONG = r"""// job {n}: forgets to divide by the row sum
+#include <cmath>
+void solve(const float* input, float* output, int M, int N) {
+    for (int i = 0; i < M; ++i) {
+        float m = -INFINITY;
+        for (int j = 0; j < N; ++j) m = fmaxf(m, input[(long)i * N + j]);
+        for (int j = 0; j < N; ++j) output[(long)i * N + j] = expf(input[(long)i * N + j] - m);
+    }
+}
+"""
+CRASHING = r"""// job {n}: dereferences null
+void solve(const float* input, float* output, int M, int N) {
+    volatile float* nowhere = nullptr;
+    *nowhere = input[0];
+}
+"""
+HANGING = r"""// job {n}: never returns
+void solve(const float* input, float* output, int M, int N) {
+    volatile long spin = 0;
+    while (true) spin = spin + 1;
+}
+"""
+KINDS = {"accepted": ACCEPTED, "wrong_answer": WRONG, "runtime_error": CRASHING, "timeout": HANGING}
+
+
+# --- the services ----------------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pg_bin(name: str) -> str | None:
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=lambda p: int(p.split("/")[4]))
+    return found[-1] if found else shutil.which(name)
+
+
+def wait_until(check, timeout_s: float, what: str, poll_s: float = 0.2, explain=None):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(poll_s)
+    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}" + (f"\n{explain()}" if explain else ""))
+
+
+class Postgres:
+    def __init__(self, folder: Path):
+        self.initdb, self.pg_ctl = pg_bin("initdb"), pg_bin("pg_ctl")
+        self.port, self.as_user = free_port(), []
+        owner = None
+        if os.geteuid() == 0:         # initdb refuses to run as root
+            try:
+                owner = pwd.getpwnam("postgres")
+            except KeyError:
+                pytest.skip("running as root and there is no postgres user to run PostgreSQL as")
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        # its own folder, outside pytest's private (0700) temporary tree, which the postgres user cannot enter
+        self.home = Path(tempfile.mkdtemp(prefix="kerneljudge-pg-"))
+        self.home.chmod(0o755)
+        self.data = self.home / "data"
+        self.data.mkdir()
+        if owner:
+            os.chown(self.data, owner.pw_uid, owner.pw_gid)
+
+    def run(self, *argv: str) -> None:
+        result = subprocess.run(self.as_user + list(argv), capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, f"{argv[0]} failed:\n{result.stdout}\n{result.stderr}"
+
+    def start(self) -> str:
+        self.run(self.initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.data} -c fsync=off"
+        self.run(self.pg_ctl, "-D", str(self.data), "-o", options, "-l", str(self.data / "log"), "-w", "start")
+        import psycopg
+        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres",
+                             autocommit=True) as connection:
+            connection.execute("CREATE DATABASE kerneljudge")
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/kerneljudge"
+
+    def stop(self) -> None:
+        subprocess.run(self.as_user + [self.pg_ctl, "-D", str(self.data), "-m", "immediate", "stop"],
+                       capture_output=True, timeout=60)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+class Redis:
+    """redis-server with its append-only file fsynced on every write, as deploy/compose.yaml runs it."""
+
+    def __init__(self, folder: Path):
+        self.binary, self.folder, self.port = shutil.which("redis-server"), folder, free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        log = open(self.folder / "redis.log", "a")
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
+             "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--daemonize", "no",
+             "--protected-mode", "no"], stdout=log, stderr=subprocess.STDOUT)
+        import redis
+        client = redis.Redis(port=self.port, socket_connect_timeout=1)
+
+        def answers():
+            try:
+                return client.ping()
+            except redis.RedisError:
+                assert self.process.poll() is None, (self.folder / "redis.log").read_text()[-2000:]
+                return False
+        wait_until(answers, 30, "redis-server to answer")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()          # SHUTDOWN: the append-only file is complete on disk
+            self.process.wait(30)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+class Workers:
+    """`python -m grader.distributed worker` processes, one per pretend host, each its own process group."""
+
+    def __init__(self, folder: Path, env: dict):
+        self.folder, self.env = folder, env
+        self.processes: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str) -> None:
+        host = self.folder / name.split("@")[0]
+        host.mkdir(exist_ok=True)
+        env = {**self.env, "KERNELJUDGE_CACHE": str(host / "cache"), "KERNELJUDGE_DATA": str(host / "data")}
+        log = open(host / "worker.log", "a")
+        self.processes[name] = subprocess.Popen(
+            [sys.executable, "-m", "grader.distributed", "worker", "--queue", "cpu", "--name", name],
+            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def log(self, name: str) -> str:
+        return (self.folder / name.split("@")[0] / "worker.log").read_text(errors="replace")
+
+    def wait_ready(self, names) -> None:
+        for name in names:
+            wait_until(lambda: f"{name} ready." in self.log(name) or self._died(name), 90, f"worker {name}")
+            assert not self._died(name), self.log(name)[-3000:]
+
+    def _died(self, name: str) -> bool:
+        return self.processes[name].poll() is not None
+
+    def kill(self, name: str) -> None:
+        """SIGKILL the whole worker: its main process and the pool process running the job."""
+        os.killpg(self.processes[name].pid, signal.SIGKILL)
+        self.processes[name].wait(10)
+
+    def stop_all(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        for process in self.processes.values():
+            try:
+                process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+
+
+def write_problem(root: Path) -> None:
+    """A softmax with three small tests: the same checks as the real one, a fraction of the time."""
+    spec = yaml.safe_load((REPO / "problems" / "softmax" / "problem.yaml").read_text())
+    spec["tests"] = [
+        {"name": "tiny_odd", "sizes": {"M": 3, "N": 5}},
+        {"name": "primes", "sizes": {"M": 37, "N": 1013}},
+        {"name": "large_logits", "sizes": {"M": 7, "N": 999}, "inputs": {"input": {"low": -1e4, "high": 1e4}}},
+    ]
+    spec["benchmarks"] = {"cpu": [{"name": "small", "sizes": {"M": 64, "N": 1024}}]}
+    spec["time_limit_s"] = 20
+    folder = root / PROBLEM
+    folder.mkdir(parents=True)
+    (folder / "problem.yaml").write_text(yaml.safe_dump(spec))
+    shutil.copy(REPO / "problems" / "softmax" / "reference.py", folder / "reference.py")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    missing = [name for name, found in (("redis-server", shutil.which("redis-server")),
+                                        ("initdb", pg_bin("initdb")), ("pg_ctl", pg_bin("pg_ctl"))) if not found]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not found: install Debian's redis-server and postgresql "
+                    "(bash .ci/services-setup.sh)")
+    folder = tmp_path_factory.mktemp("cluster")
+    postgres, redis_server = Postgres(folder), Redis(folder)
+    workers = None
+    saved = dict(os.environ)
+    try:
+        db_url = postgres.start()
+        redis_server.start()
+        write_problem(folder / "problems")
+        env = {"KERNELJUDGE_BROKER": redis_server.url, "KERNELJUDGE_DB": db_url,
+               "KERNELJUDGE_PROBLEMS": str(folder / "problems"),
+               "KERNELJUDGE_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT_S),
+               "KERNELJUDGE_SWEEP_S": str(SWEEP_S),
+               "PYTHONPATH": os.pathsep.join([str(REPO)] + ([os.environ["PYTHONPATH"]]
+                                                             if os.environ.get("PYTHONPATH") else []))}
+        os.environ.update(env)
+        from grader import distributed
+        distributed.configure()
+        workers = Workers(folder, {**os.environ, **env})
+        names = [f"host{i}@kerneljudge-test" for i in range(1, WORKERS + 1)]
+        for name in names:
+            workers.start(name)
+        workers.wait_ready(names)
+        yield {"db": db_url, "redis": redis_server, "workers": workers, "names": names, "folder": folder,
+               "distributed": distributed}
+    finally:
+        if workers:
+            workers.stop_all()
+        redis_server.stop()
+        postgres.stop()
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+# --- helpers ---------------------------------------------------------------------------------------------------
+
+def make_job(kind: str, n: int, user: str = "tester", slow_ms: int = 0):
+    from grader.jobs import Job
+    slow = f"if (i == 0) usleep({slow_ms * 1000});" if slow_ms else ""
+    source = KINDS[kind].replace("{n}", str(n)).replace("{slow}", slow)
+    return Job(problem=PROBLEM, track="cpu", filename=f"{kind}_{n}.cpp", source=source, user=user, mode="test",
+               time_limit_s=HANG_LIMIT_S if kind == "timeout" else None)
+
+
+def job_rows(db_url: str, ids) -> dict[str, dict]:
+    from sqlalchemy import select
+    from grader import distributed, storage
+    with storage.engine(db_url).connect() as connection:
+        rows = connection.execute(select(distributed.grading_jobs)
+                                  .where(distributed.grading_jobs.c.job_id.in_(list(ids)))).all()
+    return {row.job_id: dict(row._mapping) for row in rows}
+
+
+def submission_counts(db_url: str, ids) -> dict[str, int]:
+    from sqlalchemy import func, select
+    from grader import storage
+    from grader.schema import submissions
+    with storage.engine(db_url).connect() as connection:
+        rows = connection.execute(select(submissions.c.submission_id, func.count()).where(
+            submissions.c.submission_id.in_(list(ids))).group_by(submissions.c.submission_id)).all()
+    return dict(rows)
+
+
+def explain(cluster, ids) -> str:
+    """What the unfinished jobs, the broker and the workers were doing (for a failure message)."""
+    import redis
+    rows = job_rows(cluster["db"], ids)
+    lines = [f"unfinished: {job_id} {row['state'] if row else 'no row'} "
+             f"worker={row and row['worker']} attempts={row and row['attempts']}"
+             for job_id in ids for row in [rows.get(job_id)] if not row or row["state"] not in ("done", "failed")]
+    try:
+        client = redis.Redis(port=cluster["redis"].port)
+        lines.append(f"broker: cpu list {client.llen('cpu')}, unacked {client.hlen('unacked')}: "
+                     f"{[v[:300] for v in client.hvals('unacked')]}")
+    except redis.RedisError as error:
+        lines.append(f"broker: {error}")
+    for name in cluster["names"]:
+        lines.append(f"--- {name}:\n" + "\n".join(cluster["workers"].log(name).splitlines()[-25:]))
+    return "\n".join(lines)
+
+
+def finished(db_url: str, ids) -> int:
+    return sum(1 for row in job_rows(db_url, ids).values() if row["state"] in ("done", "failed"))
+
+
+# --- the tests -------------------------------------------------------------------------------------------------
+
+def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
+    distributed, db = cluster["distributed"], cluster["db"]
+    plan = ["accepted"] * 27 + ["wrong_answer"] * 15 + ["runtime_error"] * 12 + ["timeout"] * 6
+    jobs = [make_job(kind, n, user=f"user{n % 7}") for n, kind in enumerate(plan)]
+    expected = {job.id: kind for job, kind in zip(jobs, plan)}
+    started = time.monotonic()
+    for job in jobs:
+        distributed.enqueue(job, "cpu")
+
+    wait_until(lambda: finished(db, expected) >= 15, 180, "15 jobs to finish",
+               explain=lambda: explain(cluster, expected))
+    before_restart = finished(db, expected)
+    cluster["redis"].restart()                       # the broker goes away mid-run and comes back
+    assert before_restart < len(jobs), "every job finished before the broker restart: nothing was tested"
+    wait_until(lambda: finished(db, expected) == len(jobs), 300, "all 60 jobs to finish", poll_s=0.5,
+               explain=lambda: explain(cluster, expected))
+    wall = time.monotonic() - started
+
+    rows = job_rows(db, expected)
+    counts = submission_counts(db, expected)
+    wrong = {job_id: (row["state"], row["status"], kind) for job_id, kind in expected.items()
+             for row in [rows[job_id]] if row["state"] != "done" or row["status"] != kind}
+    assert not wrong, f"jobs without the right verdict: {wrong}"
+    assert counts == {job_id: 1 for job_id in expected}, "every job recorded exactly once"
+    from grader import storage
+    for job in jobs[:3] + jobs[-3:]:
+        stored = storage.load_submission(rows[job.id]["submission"], db)
+        assert stored.verdict.submission_id == job.id and stored.verdict.user == job.user
+        assert stored.source == job.source and stored.verdict.status == expected[job.id]
+    assert {row["worker"] for row in rows.values()} == set(cluster["names"]), "all three hosts took jobs"
+
+    status = {row["queue"]: row for row in distributed.queue_status(db)}
+    assert status["cpu"]["queued"] == 0 and status["cpu"]["running"] == 0
+    assert status["cpu"]["done"] >= len(jobs) and status["cpu"]["workers"] == WORKERS
+    print(f"\n60 jobs on {WORKERS} workers (2 cores): {wall:.1f} s, {3600 * len(jobs) / wall:.0f} gradings/h; "
+          f"{before_restart} done before the broker restart")
+
+
+def test_a_job_delivered_twice_is_graded_where_needed_and_recorded_once(cluster):
+    distributed, db = cluster["distributed"], cluster["db"]
+    job = make_job("accepted", 1000, user="twice", slow_ms=300)
+    distributed.enqueue(job, "cpu")
+    distributed.grade.apply_async(args=[job.to_dict()], queue="cpu")   # a second delivery of the same job
+    row = distributed.wait_for(job.id, timeout_s=60, db_url=db)
+    assert row and row["state"] == "done" and row["status"] == "accepted"
+    time.sleep(3)                                    # let the second run finish (or find the record)
+    distributed.grade.apply_async(args=[job.to_dict()], queue="cpu")   # and a third, long after
+    wait_until(lambda: sum(log.count(f"job {job.id}") for log in map(cluster["workers"].log, cluster["names"]))
+               >= 3, 60, "three runs of the job")
+    assert submission_counts(db, [job.id]) == {job.id: 1}
+    logs = "".join(map(cluster["workers"].log, cluster["names"]))
+    assert f"job {job.id} was recorded already" in logs, "a redelivered job whose verdict is stored is not graded"
+
+
+def test_a_killed_workers_job_finishes_on_another_worker_recorded_once(cluster):
+    distributed, db, workers = cluster["distributed"], cluster["db"], cluster["workers"]
+    job = make_job("accepted", 2000, user="survivor", slow_ms=1000)    # about 6 s of running
+    distributed.enqueue(job, "cpu")
+    running = wait_until(lambda: (job_rows(db, [job.id]).get(job.id) or {}).get("state") == "running"
+                         and job_rows(db, [job.id])[job.id], 60, "a worker to start the job", poll_s=0.1)
+    victim = running["worker"]
+    time.sleep(1.0)                                   # well inside the job
+    workers.kill(victim)
+    try:
+        row = distributed.wait_for(job.id, timeout_s=VISIBILITY_TIMEOUT_S + 90, db_url=db)
+        assert row is not None, "the killed worker's job never finished"
+        assert row["state"] == "done" and row["status"] == "accepted"
+        assert row["worker"] != victim and row["attempts"] == 2
+        assert submission_counts(db, [job.id]) == {job.id: 1}
+    finally:
+        workers.start(victim)
+        workers.wait_ready([victim])
+
+
+def test_a_job_the_broker_lost_is_sent_again(cluster):
+    """The broker can lose a message (Redis stopping between handing it out and recording it as unacknowledged):
+    the job table still has it as queued, and the workers' sweeper sends it again."""
+    distributed, db = cluster["distributed"], cluster["db"]
+    job = make_job("wrong_answer", 3000, user="lost")
+    distributed._mark(job, "cpu", db, state="queued")                 # recorded as queued, never published
+    row = distributed.wait_for(job.id, timeout_s=60 + 4 * SWEEP_S, db_url=db)
+    assert row is not None, "the lost job was never sent again"
+    assert row["state"] == "done" and row["status"] == "wrong_answer" and row["attempts"] == 1
+    assert submission_counts(db, [job.id]) == {job.id: 1}
+    logs = "".join(map(cluster["workers"].log, cluster["names"]))
+    assert f"job {job.id} (cpu) was queued but the broker no longer held it: sent it again" in logs
+
+
+def test_enqueue_wait_and_queue_status_commands(cluster, tmp_path):
+    source = tmp_path / "wrong.cpp"
+    source.write_text(WRONG.replace("{n}", "cli"))
+    command = [sys.executable, "-m", "grader.distributed", "enqueue", PROBLEM, str(source), "--mode", "test",
+               "--user", "cli", "--wait", "--timeout", "90", "--json"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=150)
+    assert result.returncode == 1, result.stderr            # graded, not accepted
+    verdict = json.loads(result.stdout)
+    assert verdict["status"] == "wrong_answer" and verdict["user"] == "cli"
+    status = subprocess.run([sys.executable, "-m", "grader.distributed", "queue", "status", "--json"], cwd=REPO,
+                            capture_output=True, text=True, timeout=60)
+    assert status.returncode == 0, status.stderr
+    cpu = {row["queue"]: row for row in json.loads(status.stdout)}["cpu"]
+    assert cpu["done"] >= 60 and cpu["queued"] == 0 and cpu["workers"] == WORKERS
