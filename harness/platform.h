@@ -41,13 +41,6 @@ inline void call_entry(EntryFn entry, std::vector<float*>& ptrs, const std::vect
 #include <cuda_runtime.h>
 namespace kj {
 
-inline int*& current_hold() {
-    static int* flag = nullptr;
-    return flag;
-}
-
-inline void release_stream();
-
 inline void check(cudaError_t error, const std::string& during) {
     if (error != cudaSuccess) fail("CUDA error during " + during + ": " + cudaGetErrorString(error));
 }
@@ -124,7 +117,6 @@ CallTimes timed(Work work, const std::string& during) {
     check(cudaEventRecord(e.start, 0), during);
     work();
     check(cudaEventRecord(e.returned, 0), during);
-    release_stream();  // when the stream was held (batches), everything is enqueued now: let it run
     check(cudaGetLastError(), during);
     check(cudaDeviceSynchronize(), during);
     check(cudaEventRecord(e.idle, 0), during);
@@ -165,38 +157,7 @@ inline void flush_cache() {
     check(cudaCtxResetPersistingL2Cache(), "resetting persisting L2");
 }
 
-// Holds the stream behind a kernel that spins until the host releases it (or ~20 ms pass, in case a
-// submission synchronises inside solve), so a batch of short calls is enqueued whole before the first runs:
-// the batch is then timed without the host's launch gaps and jitter (nvbench's "blocking kernel").
-__global__ void hold_kernel(volatile int* flag, long long max_cycles) {
-    long long start = clock64();
-    while (*flag == 0 && clock64() - start < max_cycles) {}
-}
-
-struct StreamHold {
-    int* flag = nullptr;
-    StreamHold() { check(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped), "holding the stream"); }
-};
-
-inline void hold_stream() {
-    static StreamHold hold;
-    *hold.flag = 0;
-    int* device_flag = nullptr;
-    check(cudaHostGetDevicePointer((void**)&device_flag, hold.flag, 0), "holding the stream");
-    hold_kernel<<<1, 1>>>(device_flag, 40000000ll);
-    check(cudaGetLastError(), "holding the stream");
-    current_hold() = hold.flag;
-}
-
-inline void release_stream() {
-    if (current_hold()) *(volatile int*)current_hold() = 1;
-    current_hold() = nullptr;
-}
-
 #else  // CPU track
-
-inline void hold_stream() {}
-inline void release_stream() {}
 
 inline uint32_t fmix32(uint32_t h) {
     h ^= h >> 16;

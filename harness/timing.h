@@ -2,8 +2,7 @@
 //  1. the launch-and-record overhead of an empty call is measured and reported;
 //  2. warm-up: calls until three in a row agree within 2% (or a quarter of the budget is spent);
 //  3. a call under BATCH_BELOW_MS is timed in batches: B calls, each on its own fresh inputs and outputs,
-//     between one pair of events, B chosen so a batch lasts about BATCH_TARGET_MS; the stream is held
-//     until the whole batch is enqueued, so host launch jitter stays out;
+//     between one pair of events, B chosen so a batch lasts about BATCH_TARGET_MS;
 //  4. samples until the relative standard error of the median is under TARGET_RSE, with at least
 //     min_samples and at most max_samples, or until the budget is spent;
 //  every timed call gets fresh inputs, poisoned outputs and a cold cache (flush_cache), outside the timed
@@ -130,7 +129,6 @@ inline BenchResult bench(const BenchPlan& plan, EntryFn entry, const std::vector
             for (int b = 0; b < batch; ++b) prepare(call + b, sets[b]);
             device_synchronize("preparing a timed batch");
             flush_cache();
-            hold_stream();
             CallTimes t = timed([&] { for (Ptrs& p : sets) call_entry(entry, p, ints); }, "the submission's solve");
             t.call_ms /= batch;
             for (int b = 0; b < batch; ++b) audit(call + b, sets[b], false);
