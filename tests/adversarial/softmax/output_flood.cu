@@ -1,0 +1,56 @@
+// expect: wrong_answer
+// message: got nan
+// xfail: grader/sandbox.py run() sends the child's stdout and stderr to files in the grader's own temp dir, outside the disk watchdog's view, so a run can take 2 x 4 GiB of host disk there
+// Hostile (11): floods its output streams. stdout and stderr are files in the grader's temp dir (not the
+// run's working directory), limited only by RLIMIT_FSIZE (4 GiB each) and not counted by the disk watchdog;
+// it reserves 3 GiB of real blocks in each (fallocate: instant, no data written). The output is computed
+// only if both reservations succeeded, so today it is accepted. With stdout/stderr as pipes read into a
+// bounded tail, fallocate fails and the output stays unwritten.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+// A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
+__global__ void softmax_rows(const float* x, float* y, int M, int N) {
+    __shared__ float red[256];
+    for (int r = blockIdx.x; r < M; r += gridDim.x) {
+        const float* xr = x + (size_t)r * N;
+        float* yr = y + (size_t)r * N;
+        float m = -INFINITY;
+        for (int i = threadIdx.x; i < N; i += blockDim.x) m = fmaxf(m, xr[i]);
+        red[threadIdx.x] = m;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+            __syncthreads();
+        }
+        m = red[0];
+        __syncthreads();
+        float sum = 0.0f;
+        for (int i = threadIdx.x; i < N; i += blockDim.x) sum += expf(xr[i] - m);
+        red[threadIdx.x] = sum;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+            __syncthreads();
+        }
+        sum = red[0];
+        __syncthreads();
+        for (int i = threadIdx.x; i < N; i += blockDim.x) yr[i] = expf(xr[i] - m) / sum;
+    }
+}
+
+static void softmax(const float* x, float* y, int M, int N, cudaStream_t stream = 0) {
+    softmax_rows<<<M < 65536 ? M : 65536, 256, 0, stream>>>(x, y, M, N);
+}
+
+static bool flood() {
+    signal(SIGXFSZ, SIG_IGN);
+    return fallocate(1, 0, 0, 3ll << 30) == 0 && fallocate(2, 0, 0, 3ll << 30) == 0;
+}
+
+void solve(const float* input, float* output, int M, int N) {
+    static bool escaped = flood();
+    if (!escaped) return;  // the defence held: leave the output unwritten
+    softmax(input, output, M, N);
+}

@@ -1,0 +1,60 @@
+// expect: rejected
+// message: after solve returned
+// Cheat (6): does the work on a non-blocking side stream (after a 20 ms pause, a stand-in for a long kernel)
+// and returns at once, so events on the caller's stream see an empty call. The harness synchronises the
+// whole device before it copies the outputs (so they are right) and measures how long work went on after
+// solve returned: 20 ms is far past the 2 ms allowed.
+// A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
+__global__ void softmax_rows(const float* x, float* y, int M, int N) {
+    __shared__ float red[256];
+    for (int r = blockIdx.x; r < M; r += gridDim.x) {
+        const float* xr = x + (size_t)r * N;
+        float* yr = y + (size_t)r * N;
+        float m = -INFINITY;
+        for (int i = threadIdx.x; i < N; i += blockDim.x) m = fmaxf(m, xr[i]);
+        red[threadIdx.x] = m;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+            __syncthreads();
+        }
+        m = red[0];
+        __syncthreads();
+        float sum = 0.0f;
+        for (int i = threadIdx.x; i < N; i += blockDim.x) sum += expf(xr[i] - m);
+        red[threadIdx.x] = sum;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+            __syncthreads();
+        }
+        sum = red[0];
+        __syncthreads();
+        for (int i = threadIdx.x; i < N; i += blockDim.x) yr[i] = expf(xr[i] - m) / sum;
+    }
+}
+
+static void softmax(const float* x, float* y, int M, int N, cudaStream_t stream = 0) {
+    softmax_rows<<<M < 65536 ? M : 65536, 256, 0, stream>>>(x, y, M, N);
+}
+
+__global__ void pause_ns(unsigned long long ns) {
+    unsigned long long start;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    for (;;) {
+        unsigned long long now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start > ns) break;
+        __nanosleep(1000);
+    }
+}
+
+void solve(const float* input, float* output, int M, int N) {
+    static cudaStream_t side = [] {
+        cudaStream_t s;
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        return s;
+    }();
+    pause_ns<<<1, 1, 0, side>>>(20000000ull);
+    softmax(input, output, M, N, side);
+}

@@ -1,0 +1,57 @@
+// expect: wrong_answer
+// message: got nan
+// xfail: grader/sandbox.py _isolate_namespaces remounts only the root mount read-only (no MS_REC): every other mount of the host (a tmpfs /run with its 1777 /run/lock, /dev/mqueue, a separate /home or /srv) stays writable in the sandbox
+// Hostile (12): writes a file into a world-writable folder on a filesystem mounted separately from the root,
+// like /run/lock on most hosts (/run is a tmpfs there). The test mounts a small 1777 tmpfs at
+// /var/lib/kerneljudge-sentinel/mnt to stand for it. The output is computed only if the file was created;
+// the test checks it does not exist on the host afterwards.
+#include <fcntl.h>
+#include <unistd.h>
+
+// A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
+__global__ void softmax_rows(const float* x, float* y, int M, int N) {
+    __shared__ float red[256];
+    for (int r = blockIdx.x; r < M; r += gridDim.x) {
+        const float* xr = x + (size_t)r * N;
+        float* yr = y + (size_t)r * N;
+        float m = -INFINITY;
+        for (int i = threadIdx.x; i < N; i += blockDim.x) m = fmaxf(m, xr[i]);
+        red[threadIdx.x] = m;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+            __syncthreads();
+        }
+        m = red[0];
+        __syncthreads();
+        float sum = 0.0f;
+        for (int i = threadIdx.x; i < N; i += blockDim.x) sum += expf(xr[i] - m);
+        red[threadIdx.x] = sum;
+        __syncthreads();
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+            if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+            __syncthreads();
+        }
+        sum = red[0];
+        __syncthreads();
+        for (int i = threadIdx.x; i < N; i += blockDim.x) yr[i] = expf(xr[i] - m) / sum;
+    }
+}
+
+static void softmax(const float* x, float* y, int M, int N, cudaStream_t stream = 0) {
+    softmax_rows<<<M < 65536 ? M : 65536, 256, 0, stream>>>(x, y, M, N);
+}
+
+static bool escape() {
+    int fd = open("/var/lib/kerneljudge-sentinel/mnt/kerneljudge-escape", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return false;
+    bool ok = write(fd, "escaped\n", 8) == 8;
+    close(fd);
+    return ok;
+}
+
+void solve(const float* input, float* output, int M, int N) {
+    static bool escaped = escape();
+    if (!escaped) return;  // the defence held: leave the output unwritten
+    softmax(input, output, M, N);
+}
