@@ -35,19 +35,44 @@ def device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def read_floats(path: Path, count: int) -> np.ndarray | None:
-    """The float32 array in `path`, None if absent; TamperedOutput if it is not a plain file of `count` floats."""
+MAX_RECORD_BYTES = 16 << 20
+
+
+def _open_result(path: Path):
+    """A result file opened without following links or blocking (a FIFO would hang a plain open), None if absent."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise TamperedOutput(f"{path.name}: {error.strerror}") from error
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size != count * 4:
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        f.close()
+        raise TamperedOutput(f"{path.name}: not a regular file")
+    return f
+
+
+def read_floats(path: Path, count: int) -> np.ndarray | None:
+    """The float32 array in `path`, None if absent; TamperedOutput if it is not a plain file of `count` floats."""
+    f = _open_result(path)
+    if f is None:
+        return None
+    with f:
+        if os.fstat(f.fileno()).st_size != count * 4:
             raise TamperedOutput(f"{path.name}: not a file of {count} floats")
         return np.fromfile(f, dtype=np.float32, count=count)
+
+
+def read_record(path: Path) -> str | None:
+    """A text record of the harness (progress, timings, audits), None if absent; TamperedOutput if odd."""
+    f = _open_result(path)
+    if f is None:
+        return None
+    with f:
+        if os.fstat(f.fileno()).st_size > MAX_RECORD_BYTES:
+            raise TamperedOutput(f"{path.name}: larger than any record the harness writes")
+        return f.read().decode("utf-8", "replace")
 
 
 def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) -> dict[str, torch.Tensor]:

@@ -34,7 +34,9 @@ BENCH_SAMPLES = {"cuda": (10, 200), "cpu": (5, 30)}
 AUDITS_PER_BENCHMARK = {"cuda": 3, "cpu": 1}   # each costs a float64 reference on the grader's side
 SIDE_STREAM_TAIL_MS = 2.0       # work still running this long after solve returned, in a test call
 TAIL_SLACK_MS = 0.05            # timed calls: allowed excess of the tail over an empty call's tail
-HARNESS_MEMORY = 32 << 30
+# Resident memory of the harness: 32 GiB, or half the machine where that is less (a limit above the RAM
+# lets a memory hog thrash into the wall clock instead of being stopped).
+HARNESS_MEMORY = min(32 << 30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
 
 Progress = Callable[[str], None]
 
@@ -86,7 +88,10 @@ def grade(problem: Problem, source: bytes, filename: str, *, track: str, mode: s
     try:
         say("check")
         check_started = time.monotonic()
-        _judge(verdict, problem, track, cases, workdir / "out", outcome, samples)
+        try:
+            _judge(verdict, problem, track, cases, workdir / "out", outcome, samples)
+        except check.TamperedOutput as error:
+            verdict.status, verdict.message = S.REJECTED, f"result files tampered with: {error}"
         verdict.stages_s["check"] = round(time.monotonic() - check_started, 3)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -163,10 +168,7 @@ def _run_harness(problem: Problem, track: str, library: Path, cases: list[Case],
 # --- judging what came back ----------------------------------------------------------------------------------
 
 def _progress(out: Path) -> list[str]:
-    try:
-        return (out / "progress").read_text(errors="replace").splitlines()
-    except OSError:
-        return []
+    return (check.read_record(out / "progress") or "").splitlines()
 
 
 def _crash_message(outcome: sandbox.Outcome, where: str) -> tuple[str, str]:
@@ -196,7 +198,8 @@ def _judge(verdict: Verdict, problem: Problem, track: str, cases: list[Case], ou
             continue
         result = _check_case(problem, case, out)
         if result is None:  # the harness never finished this case
-            where = f"in test {case.name} ({_sizes(case.size_set)})"
+            started_case = any(line.split()[:2] == ["case", case.name] for line in lines)
+            where = f"in test {case.name} ({_sizes(case.size_set)})" if started_case else _where_it_stopped(lines)
             status, message = _crash_message(outcome, where) if not finished else (
                 S.RUNTIME_ERROR, f"results of test {case.name} are missing")
             verdict.tests.append(TestResult(case.name, case.size_set.sizes, status, message=message))
@@ -279,11 +282,11 @@ def _read_call(problem: Problem, size_set: SizeSet, out: Path, stem: str,
 
 def _call_tail_ms(path: Path, draw: int) -> float | None:
     try:
-        for line in path.read_text().splitlines():
+        for line in (check.read_record(path) or "").splitlines():
             fields = line.split()
             if len(fields) == 3 and fields[0] == str(draw):
                 return float(fields[2])
-    except (OSError, ValueError):
+    except ValueError:
         pass
     return None
 
@@ -368,11 +371,11 @@ def _case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
 
 def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | None:
     try:
-        lines = path.read_text().splitlines()
+        lines = (check.read_record(path) or "").splitlines()
         words = lines[0].split()
         header = dict(zip(words[::2], words[1::2]))
         rows = [(int(a), float(b), float(c)) for a, b, c in (line.split() for line in lines[1:])]
-    except (OSError, ValueError, IndexError):
+    except (ValueError, IndexError):
         return None
     if len(rows) < 1 or any(not (math.isfinite(t) and t >= 0) for _, t, _ in rows):
         return None
@@ -381,11 +384,12 @@ def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | Non
 
 def _audit(problem: Problem, case: Case, out: Path) -> str:
     """Check the outputs of the timed calls the harness picked after they returned; '' when all are right."""
-    try:
-        calls = [int(w) for w in (out / f"{case.name}.audits").read_text().split()]
-    except FileNotFoundError:
+    record = check.read_record(out / f"{case.name}.audits")
+    if record is None:
         return "no timed call was kept for the audit"
-    except (OSError, ValueError):
+    try:
+        calls = [int(w) for w in record.split()]
+    except ValueError:
         return "the audit record is malformed"
     atol, rtol = problem.tolerances(case.size_set.sizes)
     for call in calls[:max(AUDITS_PER_BENCHMARK.values())]:

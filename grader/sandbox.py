@@ -14,6 +14,7 @@ What it does, where the OS allows it (docs/security.md lists what each step answ
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import resource
 import signal
@@ -28,7 +29,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG = 1
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 UID_BASE = int(os.environ.get("KERNELJUDGE_UID_BASE", "61000"))
 PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/dev/shm")
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -86,13 +87,18 @@ def new_workdir(uid: int | None) -> Path:
     return workdir
 
 
-def sandbox_uid() -> int | None:
-    """A uid for this grader process's runs when it can switch to one (root), else None.
+_RUNS = itertools.count()
+UIDS_PER_GRADER = 16
 
-    Derived from the pid, which no other live grader process has, so no two graders share a uid (and the
-    per-uid process limit and the final sweep of that uid's processes concern this grader's runs alone).
+
+def sandbox_uid() -> int | None:
+    """A uid for one run when the grader can switch to one (root), else None.
+
+    From the pid, which no other live grader process has, and a counter over 16 slots, so no two graders
+    share a uid and a run does not inherit the zombies of the run before it (a fork bomb's killed processes
+    can take seconds to be reaped, and they still count against the per-uid process limit).
     """
-    return UID_BASE + os.getpid() if is_root() else None
+    return UID_BASE + os.getpid() * UIDS_PER_GRADER + next(_RUNS) % UIDS_PER_GRADER if is_root() else None
 
 
 def _check(result: int, what: str) -> None:
@@ -182,6 +188,7 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
             os.setgid(uid)
             os.setuid(uid)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a grader killed mid-run takes its harness with it
+        _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)   # no setuid binary gives privileges back
 
     clean_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir), "TMPDIR": str(workdir),
                  "LANG": "C.UTF-8", **(env or {})}

@@ -91,13 +91,22 @@ def _engine(resolved: str) -> Engine:
     """Made and migrated once per URL and process."""
     url = make_url(resolved)
     if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
-        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+        _private_file(Path(url.database))
     made = create_engine(url)
     if made.dialect.name == "sqlite":
         event.listen(made, "connect", _sqlite_connect)
         event.listen(made, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
     _transact(made, _upgrade)
     return made
+
+
+def _private_file(path: Path) -> None:
+    """The SQLite file readable by its owner alone (SQLite gives its -wal and -shm files the same mode): the
+    sandboxed harness runs as another uid and must not read other people's sources."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    if path.stat().st_uid == os.geteuid():
+        path.chmod(0o600)
 
 
 def _sqlite_connect(dbapi_connection, _record) -> None:

@@ -1,7 +1,6 @@
 // expect: rejected
 // message: tampered
 // time_limit: 5
-// xfail: the grader opens the run's result files without O_NONBLOCK and reads progress/.calls/.times/.audits with read_text (following links): a FIFO planted in out/ blocks grader/pipeline.py _progress() forever, so the grader hangs
 // Hostile (10, against the grader itself): replaces the harness's out/progress file with a named pipe
 // (FIFO). The harness blocks on it and is killed at the time limit; then the trusted grader opens it to
 // read the progress, and with no writer at the other end that open never returns. The test grades this
