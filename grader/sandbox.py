@@ -14,10 +14,10 @@ What it does, where the OS allows it (docs/security.md lists what each step answ
 from __future__ import annotations
 
 import ctypes
-import itertools
 import os
 import resource
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -87,18 +87,13 @@ def new_workdir(uid: int | None) -> Path:
     return workdir
 
 
-_RUNS = itertools.count()
-UIDS_PER_GRADER = 16
-
-
 def sandbox_uid() -> int | None:
-    """A uid for one run when the grader can switch to one (root), else None.
+    """A uid for this grader process's runs when it can switch to one (root), else None.
 
-    From the pid, which no other live grader process has, and a counter over 16 slots, so no two graders
-    share a uid and a run does not inherit the zombies of the run before it (a fork bomb's killed processes
-    can take seconds to be reaped, and they still count against the per-uid process limit).
+    Derived from the pid, which no other live grader process has, so no two graders share a uid (and the
+    per-uid process limit and the final sweep of that uid's processes concern this grader's runs alone).
     """
-    return UID_BASE + os.getpid() * UIDS_PER_GRADER + next(_RUNS) % UIDS_PER_GRADER if is_root() else None
+    return UID_BASE + os.getpid() if is_root() else None
 
 
 def _check(result: int, what: str) -> None:
@@ -170,8 +165,7 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
     """Run `argv` in `workdir` under every isolation this machine allows; never raises for the child's sake."""
     isolation = probe_isolation()
     processes = limits.processes if uid is not None else limits.processes + _user_process_count()
-    log_dir = Path(tempfile.mkdtemp(prefix="kerneljudge-log-"))
-    out_path, err_path = log_dir / "stdout", log_dir / "stderr"
+
     def preexec():
         os.setsid()
         if NETWORK in isolation:
@@ -193,37 +187,45 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
     clean_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir), "TMPDIR": str(workdir),
                  "LANG": "C.UTF-8", **(env or {})}
     start = time.monotonic()
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        try:
-            process = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.PIPE, stdout=out, stderr=err,
-                                       env=clean_env, preexec_fn=preexec, close_fds=True)
-        except (OSError, subprocess.SubprocessError) as error:
-            return Outcome(returncode=127, wall_s=0.0, stderr=f"could not start the sandboxed program: {error}")
-        watchdog = _Watchdog(process.pid, workdir, limits, start)
-        watchdog.start()
-        try:
-            process.stdin.write(stdin)
-            process.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-        returncode = process.wait()
-        watchdog.stop()
-        _kill_everything(process.pid, uid)
-    wall = time.monotonic() - start
-    outcome = Outcome(returncode=returncode, wall_s=wall, timed_out=watchdog.reason == "wall",
-                      killed_for=watchdog.reason if watchdog.reason in ("memory", "disk") else "",
-                      stdout=_tail(out_path), stderr=_tail(err_path), isolation=isolation)
-    for path in (out_path, err_path):
-        path.unlink()
-    log_dir.rmdir()
-    return outcome
+    try:
+        process = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=clean_env, preexec_fn=preexec, close_fds=True)
+    except (OSError, subprocess.SubprocessError) as error:
+        return Outcome(returncode=127, wall_s=0.0, stderr=f"could not start the sandboxed program: {error}")
+    tails = [_Tail(process.stdout), _Tail(process.stderr)]
+    watchdog = _Watchdog(process.pid, workdir, limits, start)
+    watchdog.start()
+    try:
+        process.stdin.write(stdin)
+        process.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+    returncode = process.wait()
+    watchdog.stop()
+    _kill_everything(process.pid, uid)
+    for tail in tails:
+        tail.join(timeout=5)
+    return Outcome(returncode=returncode, wall_s=time.monotonic() - start, timed_out=watchdog.reason == "wall",
+                   killed_for=watchdog.reason if watchdog.reason in ("memory", "disk") else "",
+                   stdout=tails[0].text, stderr=tails[1].text, isolation=isolation)
 
 
-def _tail(path: Path, limit: int = 8192) -> str:
-    size = path.stat().st_size
-    with open(path, "rb") as f:
-        f.seek(max(0, size - limit))
-        return f.read().decode("utf-8", "replace")
+class _Tail(threading.Thread):
+    """Drains one of the child's output pipes, keeping only the last `limit` bytes: output costs no disk."""
+
+    def __init__(self, pipe, limit: int = 8192):
+        super().__init__(daemon=True)
+        self.pipe, self.limit, self.data = pipe, limit, b""
+        self.start()
+
+    def run(self):
+        with self.pipe:
+            while chunk := self.pipe.read1(1 << 16):
+                self.data = (self.data + chunk)[-self.limit:]
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
 
 
 class _Watchdog(threading.Thread):
@@ -243,7 +245,7 @@ class _Watchdog(threading.Thread):
                 self._kill("wall")
             elif ticks % 4 == 0 and _group_rss(self.pgid) > self.limits.memory_bytes:
                 self._kill("memory")
-            elif ticks % 10 == 0 and _tree_bytes(self.workdir) > self.limits.disk_bytes:
+            elif ticks % 10 == 0 and _tree_bytes(self.workdir, self.pgid) > self.limits.disk_bytes:
                 self._kill("disk")
 
     def _kill(self, reason: str):
@@ -258,21 +260,31 @@ class _Watchdog(threading.Thread):
         self.join()
 
 
-def _group_rss(pgid: int) -> int:
-    total = 0
+def _group_stats(pgid: int) -> list[tuple[int, list[str]]]:
+    """(pid, /proc/pid/stat fields after the name) of every process in the process group."""
+    found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
             if int(fields[2]) == pgid:
-                total += int(fields[21]) * resource.getpagesize()
+                found.append((int(entry.name), fields))
         except (OSError, IndexError, ValueError):
             continue
-    return total
+    return found
 
 
-def _tree_bytes(root: Path) -> int:
+def _group_pids(pgid: int) -> list[int]:
+    return [pid for pid, _fields in _group_stats(pgid)]
+
+
+def _group_rss(pgid: int) -> int:
+    return sum(int(fields[21]) * resource.getpagesize() for _pid, fields in _group_stats(pgid))
+
+
+def _tree_bytes(root: Path, pgid: int | None = None) -> int:
+    """Bytes under `root`, plus (given the run's process group) files it deleted but still holds open."""
     total = 0
     for folder, _dirs, files in os.walk(root):
         for name in files:
@@ -280,27 +292,77 @@ def _tree_bytes(root: Path) -> int:
                 total += os.lstat(os.path.join(folder, name)).st_size
             except OSError:
                 pass
+    return total + (_deleted_open_bytes(pgid) if pgid is not None else 0)
+
+
+def _deleted_open_bytes(pgid: int) -> int:
+    """Allocated bytes of deleted regular files held open by the process group (a disk filler's hiding place)."""
+    total, seen = 0, set()
+    for pid in _group_pids(pgid):
+        try:
+            fds = os.scandir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if not os.readlink(fd.path).endswith(" (deleted)"):
+                    continue
+                info = os.stat(fd.path)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_blocks * 512
     return total
 
 
+REAP_WAIT_S = 5.0
+
+
 def _kill_everything(pgid: int, uid: int | None) -> None:
-    """SIGKILL the process group and, when the run had a uid of its own, every process left with that uid."""
-    for _ in range(3):
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        if uid is None:
+    """SIGKILL the process group and, when the run had a uid of its own, every process of that uid; then wait
+    (up to REAP_WAIT_S) until they are reaped: zombies still count against the uid's process limit, which the
+    grader's next run shares."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if uid is None:
+        return
+    deadline = time.monotonic() + REAP_WAIT_S
+    while time.monotonic() < deadline:
+        processes = _uid_processes(uid)
+        if not processes:
             return
-        survivors = [int(e.name) for e in os.scandir("/proc") if e.name.isdigit() and _owner(e.path) == uid]
-        if not survivors:
-            return
-        for pid in survivors:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if any(state != "Z" for state in processes.values()):
+            _kill_as(uid)
         time.sleep(0.05)
+
+
+def _uid_processes(uid: int) -> dict[int, str]:
+    """pid -> state letter of every process (zombies too) owned by `uid`."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and _owner(entry.path) == uid:
+            try:
+                found[int(entry.name)] = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+    return found
+
+
+def _kill_as(uid: int) -> None:
+    """kill(-1, SIGKILL) sent as `uid`: every process of that uid in one pass, which a fork bomb cannot outrun."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
 
 
 def _owner(proc_path: str) -> int | None:

@@ -1,6 +1,5 @@
 // expect: runtime_error
 // message: disk limit exceeded
-// xfail: the disk watchdog (grader/sandbox.py _tree_bytes) only walks the working directory, so files the run unlinked while holding them open are not counted
 // Hostile (11): fills the disk past the run's 8 GiB limit where the watchdog does not look: it creates files
 // in its working directory, unlinks them at once and keeps them open, then reserves 3 GiB of real blocks in
 // each of three (fallocate: instant, no data written), 9 GiB in all. The output is computed only if all of
