@@ -44,11 +44,16 @@ def baseline_inputs(problem: Problem, size_set: SizeSet, call: int, seed: int = 
     return tensors
 
 
+def baseline_fn(problem: Problem):
+    """What PyTorch itself runs for the problem: reference.py's `baseline`, else its `reference`."""
+    module = problem.reference_module
+    return getattr(module, "baseline", module.reference)
+
+
 def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
     """PyTorch's own kernels for this benchmark, timed by kerneljudge's method (grader.timing)."""
     fp32_only()
-    module = problem.reference_module
-    fn = getattr(module, "baseline", module.reference)
+    fn = baseline_fn(problem)
     with torch.no_grad():
         timing = time_callable(lambda kwargs: fn(**kwargs, **size_set.sizes),
                                lambda call: (baseline_inputs(problem, size_set, call),))
@@ -133,7 +138,7 @@ def validate_rows(problem: Problem, progress=None) -> list[dict]:
             progress(f"{problem.slug}: {size_set.name}")
         inputs = baseline_inputs(problem, size_set, 0)
         args = solution.call_args(size_set, inputs)
-        fn = getattr(problem.reference_module, "baseline", problem.reference_module.reference)
+        fn = baseline_fn(problem)
         with torch.no_grad():
             torch_ours = time_baseline(problem, size_set).median_us
             for who, ours_us, call in ((best.name, ours.get(size_set.name), lambda: solution(*args)),
@@ -177,7 +182,7 @@ def _ncu_target(slug: str, benchmark: str, which: str) -> None:
     size_set = next(b for b in problem.benchmarks_for("cuda") if b.name == benchmark)
     inputs = baseline_inputs(problem, size_set, 0)
     if which == "pytorch":
-        fn = getattr(problem.reference_module, "baseline", problem.reference_module.reference)
+        fn = baseline_fn(problem)
         call = lambda: fn(**inputs, **size_set.sizes)  # noqa: E731
     else:
         solution = load_solution(problem, Path(which))
