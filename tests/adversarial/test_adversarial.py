@@ -10,10 +10,12 @@ Everything runs in this one process, in file order:
 3. the same checks once more over the whole suite;
 4. the reference solution is graded again: still accepted, with a score close to the first one.
 
-Fixture headers (tests/conftest.py's, with two additions of this suite's own):
+Fixture headers (tests/conftest.py's, with additions of this suite's own):
     // expect: a|b             either verdict will do (a cheat that several possible fixes catch differently)
     // xfail: <why>            a defence the grader lacks today: the test is xfail(strict=True) until it is
                                fixed, and docs/security.md says what to change
+    // xfail_random: <why>     the same for a hole whose exploitation depends on the harness's random
+                               choices (the audit picks): xfail(strict=False), since some runs close it by luck
     // memory_limit_gib: <n>   grade with the harness's memory limit lowered to n GiB
     // honest_floor_us: <benchmark> <us>
                                a timing cheat that a fix may turn into honest work: `accepted` also passes,
@@ -69,7 +71,7 @@ GPU_SCORE_TOLERANCE = 0.05    # the issue's 5%, on the GPU
 def _extra_headers(path: Path) -> dict[str, str]:
     found = {}
     for line in path.read_text().splitlines()[:12]:
-        match = re.match(r"\s*//\s*(xfail|memory_limit_gib|honest_floor_us):\s*(.+?)\s*$", line)
+        match = re.match(r"\s*//\s*(xfail|xfail_random|memory_limit_gib|honest_floor_us):\s*(.+?)\s*$", line)
         if match:
             found[match.group(1)] = match.group(2)
     return found
@@ -83,6 +85,8 @@ def _params() -> list:
         marks = list(param.marks)
         if "xfail" in extra:
             marks.append(pytest.mark.xfail(strict=True, reason=extra["xfail"]))
+        if "xfail_random" in extra:  # the hole is real, but whether a run falls into it is up to chance
+            marks.append(pytest.mark.xfail(strict=False, reason=extra["xfail_random"]))
         params.append(pytest.param(fixture, marks=marks, id=param.id))
     return params
 

@@ -1,6 +1,6 @@
 // expect: rejected|wrong_answer
 // mode: submit
-// xfail: the audit record out/<name>.audits is written during the run where the submission can read it, and the "always audited" final call is skipped once random picks used up the quota (harness/runner.cpp run_bench)
+// xfail_random: the audit record out/<name>.audits is written during the run where the submission can read it, and the "always audited" final call is skipped once random picks used up the quota (harness/runner.cpp run_bench)
 // Cheat (audits): on wide_32k (no test has its sizes) it computes honestly until out/wide_32k.audits lists as
 // many calls as the grader audits (3), and from then on only waits, on the device, as long as moving the
 // benchmark's bytes at 3.0 TB/s would take (above the physical floor, computed from a peak of 3.35 TB/s on an
