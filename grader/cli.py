@@ -16,7 +16,7 @@ from rich.table import Table
 
 from grader import cli_results, compile, container, grade_many, pipeline, sandbox, starter
 from grader import status as S
-from grader.spec import REPO_ROOT, TRACKS, Problem, SpecError, load_all, load_problem
+from grader.spec import REPO_ROOT, TRACKS, Problem, SpecError, describe_sizes, load_all, load_problem
 from grader.toolchain import default_track, detect
 from grader.verdict import Verdict
 
@@ -82,12 +82,12 @@ def show(problem: str):
     console.print(f"\n[bold]Signature[/bold]: {spec.prototype()}")
     tests = Table("test", "sizes", "tracks", "catches", title="Tests")
     for t in spec.tests:
-        tests.add_row(t.name, pipeline._sizes(t), ", ".join(t.tracks), t.catches)
+        tests.add_row(t.name, describe_sizes(t.sizes), ", ".join(t.tracks), t.catches)
     console.print(tests)
     for track, sets in spec.benchmarks.items():
         bench = Table("benchmark", "sizes", title=f"Benchmarks ({track})")
         for b in sets:
-            bench.add_row(b.name, pipeline._sizes(b))
+            bench.add_row(b.name, describe_sizes(b.sizes))
         console.print(bench)
 
 
@@ -140,7 +140,7 @@ def print_verdict(verdict: Verdict) -> None:
     if verdict.tests:
         table = Table("test", "sizes", "status", "max abs err", "max rel err", title="Tests")
         for t in verdict.tests:
-            table.add_row(t.name, ", ".join(f"{k}={v}" for k, v in t.sizes.items()),
+            table.add_row(t.name, describe_sizes(t.sizes),
                           f"[{STATUS_STYLE[t.status]}]{t.status}[/]",
                           f"{t.max_abs_err:.2e}" if t.max_abs_err is not None else "",
                           f"{t.max_rel_err:.2e}" if t.max_rel_err is not None else "")

@@ -24,7 +24,7 @@ import grader
 from grader import ceilings, check, compile, container, sandbox, stats, telemetry
 from grader import inputs as gen
 from grader import status as S
-from grader.spec import Problem, SizeSet
+from grader.spec import Problem, SizeSet, describe_sizes
 from grader.toolchain import detect
 from grader.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
 
@@ -199,7 +199,7 @@ def _judge(verdict: Verdict, problem: Problem, track: str, cases: list[Case], ou
         result = _check_case(problem, case, out)
         if result is None:  # the harness never finished this case
             started_case = any(line.split()[:2] == ["case", case.name] for line in lines)
-            where = f"in test {case.name} ({_sizes(case.size_set)})" if started_case else _where_it_stopped(lines)
+            where = f"in test {case.name} ({describe_sizes(case.size_set.sizes)})" if started_case else _where_it_stopped(lines)
             status, message = _crash_message(outcome, where) if not finished else (
                 S.RUNTIME_ERROR, f"results of test {case.name} are missing")
             verdict.tests.append(TestResult(case.name, case.size_set.sizes, status, message=message))
@@ -207,7 +207,7 @@ def _judge(verdict: Verdict, problem: Problem, track: str, cases: list[Case], ou
             break
         verdict.tests.append(result)
         if result.status != S.ACCEPTED and failure is None:
-            failure = (result.status, f"test {case.name} ({_sizes(case.size_set)}): {result.message}")
+            failure = (result.status, f"test {case.name} ({describe_sizes(case.size_set.sizes)}): {result.message}")
 
     if failure is None and not finished:
         where = _where_it_stopped(lines)
@@ -221,10 +221,6 @@ def _judge(verdict: Verdict, problem: Problem, track: str, cases: list[Case], ou
     verdict.score_us = geometric_mean([b.median_us for b in verdict.benchmarks])
     passed = f"all {len(verdict.tests)} tests passed"
     verdict.message = passed + (f"; score {verdict.score_us:.2f} us" if verdict.score_us else "")
-
-
-def _sizes(size_set: SizeSet) -> str:
-    return ", ".join(f"{k}={v}" for k, v in size_set.sizes.items())
 
 
 def _where_it_stopped(lines: list[str]) -> str:
@@ -310,7 +306,7 @@ def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: lis
         median_ms = summary["median_us"] * 1e-3
         flops, nbytes = problem.work(case.size_set.sizes)
         floor_s = peaks.floor_s(flops, nbytes)
-        name = f"benchmark {case.name} ({_sizes(case.size_set)})"
+        name = f"benchmark {case.name} ({describe_sizes(case.size_set.sizes)})"
         if median_ms * 1e-3 < floor_s:
             return S.REJECTED, (f"{name}: {median_ms * 1e3:.2f} us is below the physical floor of "
                                 f"{floor_s * 1e6:.2f} us for this much work on this device")

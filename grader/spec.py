@@ -191,6 +191,11 @@ class Problem(_Strict):
         return self.folder / "statement.md"
 
 
+def describe_sizes(sizes: dict) -> str:
+    """"M=37, N=1013": how messages and tables show a size set."""
+    return ", ".join(f"{name}={value}" for name, value in sizes.items())
+
+
 def load_problem(slug_or_path: str | Path) -> Problem:
     """Load and validate one problem by slug (a folder under problems_root()) or by folder path."""
     folder = Path(slug_or_path)
