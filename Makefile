@@ -31,7 +31,7 @@ test-gpu: setup
 	$(PY) -m pytest -q -m gpu -p no:cacheprovider
 
 grade: setup
-	$(GRADER) submit $(PROBLEM) $(or $(FILE),$$($(PY) -m grader.solutions $(PROBLEM))) --user $(USER)
+	$(GRADER) submit $(PROBLEM) $(or $(FILE),$$($(PY) -m grader.problems.solutions $(PROBLEM))) --user $(USER)
 
 selftest: setup
 	$(GRADER) selftest

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.toolchain import detect
+from grader.build.toolchain import detect
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,8 +8,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from grader import cli_results, storage
-from grader import status as S
+from grader.cli import results as cli_results
+from grader.records import storage
+from grader.judge import status as S
 from verdicts import H100, SOURCE, benchmarks, verdict
 
 runner = CliRunner()

@@ -20,9 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import compile, container, pipeline, sandbox
-from grader import status as S
-from grader.spec import load_problem
+from grader.build import compiler
+from grader.sandbox import container
+from grader.judge import pipeline
+from grader.sandbox import local as sandbox
+from grader.judge import status as S
+from grader.problems.spec import load_problem
 
 pytestmark = pytest.mark.docker
 

@@ -2,7 +2,7 @@
 
 The fixtures start a throwaway PostgreSQL cluster (initdb + pg_ctl, as the postgres user when run as root)
 and a Redis with its append-only file, both on loopback on free ports in a temporary folder, and three
-Celery workers (`python -m grader.distributed worker`, CPU track) standing in for three hosts, each with
+Celery workers (`python -m grader.scale.distributed worker`, CPU track) standing in for three hosts, each with
 its own build cache. Everything is stopped afterwards. The tests skip, saying why, where the binaries or
 the Python packages (celery, redis, psycopg) are missing: `.ci/services-setup.sh` installs the binaries.
 
@@ -180,7 +180,7 @@ class Redis:
 
 
 class Workers:
-    """`python -m grader.distributed worker` processes, one per pretend host, each its own process group."""
+    """`python -m grader.scale.distributed worker` processes, one per pretend host, each its own process group."""
 
     def __init__(self, folder: Path, env: dict):
         self.folder, self.env = folder, env
@@ -192,7 +192,7 @@ class Workers:
         env = {**self.env, "KERNELJUDGE_CACHE": str(host / "cache"), "KERNELJUDGE_DATA": str(host / "data")}
         log = open(host / "worker.log", "a")
         self.processes[name] = subprocess.Popen(
-            [sys.executable, "-m", "grader.distributed", "worker", "--queue", "cpu", "--name", name],
+            [sys.executable, "-m", "grader.scale.distributed", "worker", "--queue", "cpu", "--name", name],
             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def log(self, name: str) -> str:
@@ -262,7 +262,7 @@ def cluster(tmp_path_factory):
                "PYTHONPATH": os.pathsep.join([str(REPO)] + ([os.environ["PYTHONPATH"]]
                                                              if os.environ.get("PYTHONPATH") else []))}
         os.environ.update(env)
-        from grader import distributed
+        from grader.scale import distributed
         distributed.configure()
         workers = Workers(folder, {**os.environ, **env})
         names = [f"host{i}@kerneljudge-test" for i in range(1, WORKERS + 1)]
@@ -283,7 +283,7 @@ def cluster(tmp_path_factory):
 # --- helpers ---------------------------------------------------------------------------------------------------
 
 def make_job(kind: str, n: int, user: str = "tester", slow_ms: int = 0):
-    from grader.jobs import Job
+    from grader.scale.jobs import Job
     slow = f"if (i == 0) usleep({slow_ms * 1000});" if slow_ms else ""
     source = KINDS[kind].replace("{n}", str(n)).replace("{slow}", slow)
     return Job(problem=PROBLEM, track="cpu", filename=f"{kind}_{n}.cpp", source=source, user=user, mode="test",
@@ -292,7 +292,8 @@ def make_job(kind: str, n: int, user: str = "tester", slow_ms: int = 0):
 
 def job_rows(db_url: str, ids) -> dict[str, dict]:
     from sqlalchemy import select
-    from grader import distributed, storage
+    from grader.scale import distributed
+    from grader.records import storage
     with storage.engine(db_url).connect() as connection:
         rows = connection.execute(select(distributed.grading_jobs)
                                   .where(distributed.grading_jobs.c.job_id.in_(list(ids)))).all()
@@ -301,8 +302,8 @@ def job_rows(db_url: str, ids) -> dict[str, dict]:
 
 def submission_counts(db_url: str, ids) -> dict[str, int]:
     from sqlalchemy import func, select
-    from grader import storage
-    from grader.schema import submissions
+    from grader.records import storage
+    from grader.records.schema import submissions
     with storage.engine(db_url).connect() as connection:
         rows = connection.execute(select(submissions.c.submission_id, func.count()).where(
             submissions.c.submission_id.in_(list(ids))).group_by(submissions.c.submission_id)).all()
@@ -357,7 +358,7 @@ def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
              for row in [rows[job_id]] if row["state"] != "done" or row["status"] != kind}
     assert not wrong, f"jobs without the right verdict: {wrong}"
     assert counts == {job_id: 1 for job_id in expected}, "every job recorded exactly once"
-    from grader import storage
+    from grader.records import storage
     for job in jobs[:3] + jobs[-3:]:
         stored = storage.load_submission(rows[job.id]["submission"], db)
         assert stored.verdict.submission_id == job.id and stored.verdict.user == job.user
@@ -424,13 +425,13 @@ def test_a_job_the_broker_lost_is_sent_again(cluster):
 def test_enqueue_wait_and_queue_status_commands(cluster, tmp_path):
     source = tmp_path / "wrong.cpp"
     source.write_text(WRONG.replace("{n}", "cli"))
-    command = [sys.executable, "-m", "grader.distributed", "enqueue", PROBLEM, str(source), "--mode", "test",
+    command = [sys.executable, "-m", "grader.scale.distributed", "enqueue", PROBLEM, str(source), "--mode", "test",
                "--user", "cli", "--wait", "--timeout", "90", "--json"]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=150)
     assert result.returncode == 1, result.stderr            # graded, not accepted
     verdict = json.loads(result.stdout)
     assert verdict["status"] == "wrong_answer" and verdict["user"] == "cli"
-    status = subprocess.run([sys.executable, "-m", "grader.distributed", "queue", "status", "--json"], cwd=REPO,
+    status = subprocess.run([sys.executable, "-m", "grader.scale.distributed", "queue", "status", "--json"], cwd=REPO,
                             capture_output=True, text=True, timeout=60)
     assert status.returncode == 0, status.stderr
     cpu = {row["queue"]: row for row in json.loads(status.stdout)}["cpu"]

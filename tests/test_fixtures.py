@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from conftest import fixture_params
-from grader import pipeline, solutions
-from grader import status as S
-from grader.spec import load_problem
+from grader.judge import pipeline
+from grader.problems import solutions
+from grader.judge import status as S
+from grader.problems.spec import load_problem
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

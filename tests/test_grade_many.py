@@ -18,9 +18,11 @@ import yaml
 from sqlalchemy import delete, func, select
 
 from conftest import read_fixture
-from grader import grade_many, pipeline, storage
-from grader.schema import submissions
-from grader.spec import load_problem
+from grader.scale import grade_many
+from grader.judge import pipeline
+from grader.records import storage
+from grader.records.schema import submissions
+from grader.problems.spec import load_problem
 
 REPO = Path(__file__).resolve().parents[1]
 PROBLEM = "softmax-mini"
@@ -74,7 +76,7 @@ def test_folder_gives_the_verdicts_of_one_by_one_grading(problems):
         shutil.copy(path, folder / path.name)
     out, db = problems / "out.jsonl", f"sqlite:///{problems / 'kj.db'}"
     summary_file = problems / "summary.json"
-    command = [sys.executable, "-m", "grader.grade_many", str(problems / "in"), "--mode", "test",
+    command = [sys.executable, "-m", "grader.scale.grade_many", str(problems / "in"), "--mode", "test",
                "--time-limit", str(TIME_LIMIT_S), "--out", str(out), "--db", db, "--workers", "2",
                "--summary-json", str(summary_file), "--quiet"]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)

@@ -11,10 +11,10 @@ import torch
 import yaml
 from typer.testing import CliRunner
 
-from grader import check
-from grader.cli import app
-from grader.spec import TRACKS, SpecError, load_all, load_problem
-from grader.toolchain import detect
+from grader.judge import check
+from grader.cli.main import app
+from grader.problems.spec import TRACKS, SpecError, load_all, load_problem
+from grader.build.toolchain import detect
 
 SLUGS = ["attention", "fused-softmax", "matmul", "softmax"]
 runner = CliRunner()

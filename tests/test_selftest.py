@@ -2,7 +2,7 @@
 
 from typer.testing import CliRunner
 
-from grader.cli import app
+from grader.cli.main import app
 
 
 def test_selftest_passes_on_the_cpu_track():

@@ -17,10 +17,12 @@ from urllib.parse import urldefrag
 
 import pytest
 
-from grader import leaderboard, pipeline, storage
-from grader import status as S
+from grader.records import leaderboard
+from grader.judge import pipeline
+from grader.records import storage
+from grader.judge import status as S
 from grader.site.render import render_site
-from grader.spec import list_slugs, load_problem
+from grader.problems.spec import list_slugs, load_problem
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 REPO = Path(__file__).resolve().parents[1]

@@ -17,9 +17,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import JSON, column, create_engine, func, inspect, select, table
 from sqlalchemy.engine import make_url
 
-from grader import leaderboard, storage
-from grader import status as S
-from grader.schema import benchmark_results, metadata, submissions, test_results
+from grader.records import leaderboard
+from grader.records import storage
+from grader.judge import status as S
+from grader.records.schema import benchmark_results, metadata, submissions, test_results
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 

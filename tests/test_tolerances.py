@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import torch
 
-from grader import check
-from grader.spec import SizeSet, load_problem
+from grader.judge import check
+from grader.problems.spec import SizeSet, load_problem
 
 F32 = torch.float32
 LOG2E = torch.tensor(math.log2(math.e), dtype=F32)

@@ -12,8 +12,8 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from grader.leaderboard import Board
-from grader.verdict import BenchmarkResult
+from grader.records.leaderboard import Board
+from grader.judge.verdict import BenchmarkResult
 
 INK = "#010203"          # drawn, then replaced by currentColor in the SVG text
 KIND_COLOURS = {"user": "#3b82f6", "reference": "#8b5cf6", "baseline": "#f59e0b"}

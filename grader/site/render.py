@@ -13,10 +13,12 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import grader
-from grader import leaderboard, starter, storage
-from grader import status as S
+from grader.records import leaderboard
+from grader.problems import starter
+from grader.records import storage
+from grader.judge import status as S
 from grader.site import charts, text
-from grader.spec import TRACKS, Problem, load_all
+from grader.problems.spec import TRACKS, Problem, load_all
 
 HERE = Path(__file__).resolve().parent
 RECENT = 50                      # submissions listed on a problem page

@@ -3,7 +3,7 @@ their header states, nothing they do may escape the sandbox, and the grader must
 
 Everything runs in this one process, in file order:
 1. the best reference solution of softmax is graded in submit mode and its score recorded;
-2. every fixture below tests/adversarial/<problem>/ is graded through grader.pipeline.grade, and after each
+2. every fixture below tests/adversarial/<problem>/ is graded through grader.judge.pipeline.grade, and after each
    one the test checks that nothing escaped: the TCP and Unix listeners heard nothing, no kerneljudge-escape
    file exists anywhere it looks, no process of the sandbox's uid is alive, no run folder was left behind,
    the planted secrets and the database are unchanged;
@@ -46,9 +46,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, fixture_params
-from grader import pipeline, sandbox, solutions
-from grader import status as S
-from grader.spec import load_problem
+from grader.judge import pipeline
+from grader.sandbox import local as sandbox
+from grader.problems import solutions
+from grader.judge import status as S
+from grader.problems.spec import load_problem
 
 HERE = Path(__file__).parent
 SENTINEL = Path("/var/lib/kerneljudge-sentinel")      # outside /tmp: the sandbox does not hide it
@@ -187,7 +189,7 @@ def _remove(path: Path) -> None:
 
 
 def _db_rows(url: str) -> int:
-    from grader import storage
+    from grader.records import storage
     return len(storage.list_submissions(db_url=url))
 
 
@@ -212,10 +214,10 @@ def _unix_listener(path: Path) -> _Listener:
 
 
 def _store_secret_submission(url: str) -> int | None:
-    """A database made by grader.storage itself, holding one submission with the marker in its source."""
+    """A database made by grader.records.storage itself, holding one submission with the marker in its source."""
     try:
-        from grader import storage
-        from grader.verdict import Verdict
+        from grader.records import storage
+        from grader.judge.verdict import Verdict
         verdict = Verdict(status=S.ACCEPTED, message="", problem="softmax", track="cpu", submission_id="sentinel0001",
                           user="someone-else")
         storage.save_verdict(verdict, f"// {DB_MARKER}: somebody else's kernel\n", db_url=url)
@@ -434,7 +436,7 @@ def test_fixture(fixture, sentinels):
     if fixture.path.name.startswith("write_outside_other_mount") and not sentinels.other_mount:
         pytest.skip("could not mount the stand-in tmpfs")
     if fixture.path.name.startswith("read_grader_database") and not sentinels.db_url:
-        pytest.skip("grader.storage could not make the database")
+        pytest.skip("grader.records.storage could not make the database")
     verdict, seconds, hung = grade_with_deadline(fixture, sentinels.sandbox_uid, extra.get("memory_limit_gib"))
     time.sleep(0.2)
     escaped = sentinels.escapes()

@@ -14,11 +14,11 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from grader import expr
+from grader.problems import expr
 
 Track = Literal["cuda", "cpu"]
 TRACKS: tuple[str, ...] = ("cuda", "cpu")
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def problems_root() -> Path:

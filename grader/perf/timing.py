@@ -15,7 +15,7 @@ from typing import Callable
 
 import torch
 
-from grader import stats
+from grader.perf import stats
 
 BATCH_BELOW_MS = 0.020
 BATCH_TARGET_MS = 0.5

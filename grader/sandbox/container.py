@@ -1,6 +1,6 @@
 """The container sandbox: one untrusted command in a fresh, locked-down container of the grader image.
 
-`run` has the contract of `grader.sandbox.run`: it runs `argv` in `workdir` and always comes back with an Outcome
+`run` has the contract of `grader.sandbox.local.run`: it runs `argv` in `workdir` and always comes back with an Outcome
 (returncode, negative for a signal; wall_s; timed_out; killed_for "memory" or "disk"; the tails of stdout and
 stderr; the isolation used), never raising for the child's sake. Each call is one `docker run` of its own:
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from grader import sandbox
-from grader.sandbox import Limits, Outcome
+from grader.sandbox import local as sandbox
+from grader.sandbox.local import Limits, Outcome
 
 DEFAULT_IMAGE = "kerneljudge:latest"
 INSIDE = "/work"                    # where the working directory is mounted in the container
@@ -146,7 +146,7 @@ class Backend:
         """The compiler's version line for `track`, as the verdict's toolchain reports it."""
         if self.kind == "docker":
             return image_toolchain(self.image).get(track, "")
-        from grader.toolchain import detect
+        from grader.build.toolchain import detect
         return detect().describe(track)
 
 
@@ -482,11 +482,11 @@ def image_toolchain(image: str) -> dict[str, str]:
 
 def runner_flags(track: str) -> list[str]:
     """The harness's compile command for `track`, with compiler names the image's PATH resolves."""
-    from grader import compile
-    from grader.toolchain import detect
+    from grader.build import compiler
+    from grader.build.toolchain import detect
     tools = detect()
-    if hasattr(compile, "runner_flags"):  # the one place the flags are kept, once compile.py exposes it
-        flags = list(compile.runner_flags(track, tools))
+    if hasattr(compile, "runner_flags"):  # the one place the flags are kept, once compiler.py exposes it
+        flags = list(compiler.runner_flags(track, tools))
         return [os.path.basename(flags[0])] + flags[1:]
     if track == "cuda":
         arch = tools.gpu.arch if tools.gpu else os.environ.get("KERNELJUDGE_CUDA_ARCH", "sm_90")
@@ -502,14 +502,14 @@ def build_runner(track: str, *, image: str | None = None) -> Path:
     submissions run in the container, the harness is built there too, by the same compiler as the submission.
     """
     import harness
-    from grader import compile
+    from grader.build import compiler
     pinned = image_id(image) or image_name(image)
     folder = Path(harness.__file__).parent
     sources = {p.name: p.read_bytes() for p in sorted(folder.glob("*.[ch]*")) if p.suffix in (".cpp", ".h")}
     flags = runner_flags(track)
-    key = compile._key("runner in container", pinned, track, *[k + "\0" for k in sources], *sources.values(),
+    key = compiler._key("runner in container", pinned, track, *[k + "\0" for k in sources], *sources.values(),
                        " ".join(flags))
-    target = compile.cache_root() / "runners" / key / "runner"
+    target = compiler.cache_root() / "runners" / key / "runner"
     if target.is_file():
         return target
     uid = sandbox.sandbox_uid()
@@ -518,12 +518,12 @@ def build_runner(track: str, *, image: str | None = None) -> Path:
         for file_name, data in sources.items():
             (workdir / file_name).write_bytes(data)
             (workdir / file_name).chmod(0o444)
-        outcome = run(flags + ["-o", "runner", "runner.cpp", "-ldl"], workdir, limits=compile.COMPILE_LIMITS,
+        outcome = run(flags + ["-o", "runner", "runner.cpp", "-ldl"], workdir, limits=compiler.COMPILE_LIMITS,
                       uid=uid, image=pinned)
         built = workdir / "runner"
         if outcome.returncode != 0 or not built.is_file():
             raise RuntimeError(f"building the harness in {image_name(image)} failed (status {outcome.returncode}):\n"
                                f"{outcome.stdout}{outcome.stderr}")
-        return compile._store(target.parent, "runner", built.read_bytes())
+        return compiler._store(target.parent, "runner", built.read_bytes())
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from grader import status as S
+from grader.judge import status as S
 
 
 @dataclass

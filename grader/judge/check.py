@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from grader import inputs as gen
-from grader.spec import Problem, SizeSet
+from grader.run import inputs as gen
+from grader.problems.spec import Problem, SizeSet
 
 
 class TamperedOutput(Exception):

@@ -17,11 +17,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from grader import compile, pipeline, solutions
-from grader import inputs as gen
-from grader.spec import Problem, SizeSet, load_problem
-from grader.timing import time_callable
-from grader.verdict import BenchmarkResult, Verdict, geometric_mean
+from grader.build import compiler
+from grader.judge import pipeline
+from grader.problems import solutions
+from grader.run import inputs as gen
+from grader.problems.spec import Problem, SizeSet, load_problem
+from grader.perf.timing import time_callable
+from grader.judge.verdict import BenchmarkResult, Verdict, geometric_mean
 
 NCU_CALLS = 5
 
@@ -51,7 +53,7 @@ def baseline_fn(problem: Problem):
 
 
 def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
-    """PyTorch's own kernels for this benchmark, timed by kerneljudge's method (grader.timing)."""
+    """PyTorch's own kernels for this benchmark, timed by kerneljudge's method (grader.perf.timing)."""
     fp32_only()
     fn = baseline_fn(problem)
     with torch.no_grad():
@@ -81,7 +83,7 @@ class LoadedSolution:
 
 
 def load_solution(problem: Problem, path: Path) -> LoadedSolution:
-    build = compile.build_submission(problem, path.read_bytes(), path.name, "cuda")
+    build = compiler.build_submission(problem, path.read_bytes(), path.name, "cuda")
     if not build.ok:
         raise RuntimeError(f"{path} does not compile:\n{build.log}")
     library = ctypes.CDLL(str(build.library))
@@ -163,7 +165,7 @@ def ncu_duration_us(problem: Problem, size_set: SizeSet, solution: Path | None) 
     ncu = ncu_binary()
     if ncu is None:
         return None
-    target = [sys.executable, "-m", "grader.bench", problem.slug, size_set.name, str(solution or "pytorch")]
+    target = [sys.executable, "-m", "grader.perf.bench", problem.slug, size_set.name, str(solution or "pytorch")]
     result = subprocess.run([ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--clock-control", "none",
                              "--cache-control", "all", "--profile-from-start", "off", "--print-units", "base"]
                             + target, capture_output=True, text=True, timeout=600, env=os.environ)

@@ -28,9 +28,9 @@ from sqlalchemy import Connection, Engine, create_engine, event, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from grader import status as S
-from grader.schema import benchmark_results, submissions, test_results
-from grader.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
+from grader.judge import status as S
+from grader.records.schema import benchmark_results, submissions, test_results
+from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
 
 BUSY_TIMEOUT_MS = 30_000
 WRITE_ATTEMPTS = 8

@@ -14,14 +14,20 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from grader import cli_results, compile, container, grade_many, pipeline, sandbox, starter
-from grader import status as S
-from grader.spec import REPO_ROOT, TRACKS, Problem, SpecError, describe_sizes, load_all, load_problem
-from grader.toolchain import default_track, detect
-from grader.verdict import Verdict
+from grader.cli import results as cli_results
+from grader.build import compiler
+from grader.sandbox import container
+from grader.scale import grade_many
+from grader.judge import pipeline
+from grader.sandbox import local as sandbox
+from grader.problems import starter
+from grader.judge import status as S
+from grader.problems.spec import REPO_ROOT, TRACKS, Problem, SpecError, describe_sizes, load_all, load_problem
+from grader.build.toolchain import default_track, detect
+from grader.judge.verdict import Verdict
 
 try:
-    from grader import distributed
+    from grader.scale import distributed
 except ImportError:  # celery, redis and psycopg come with: pip install 'kerneljudge[distributed]'
     distributed = None
 
@@ -51,7 +57,7 @@ def _problem(slug: str) -> Problem:
 
 
 def _track(file: Path | None, track: str | None) -> str:
-    chosen = track or (compile.track_for(file) if file else None) or default_track()
+    chosen = track or (compiler.track_for(file) if file else None) or default_track()
     if chosen not in TRACKS:
         raise usage_error(f"unknown track {chosen!r} (tracks: {', '.join(TRACKS)})")
     return chosen
@@ -97,7 +103,7 @@ def init(problem: str, track: Optional[str] = typer.Option(None, help="cuda or c
     """Write a starter file with the right signature and a TODO."""
     spec = _problem(problem)
     chosen = _track(output, track)
-    target = output or Path(f"{spec.slug}{compile.EXTENSIONS[chosen]}")
+    target = output or Path(f"{spec.slug}{compiler.EXTENSIONS[chosen]}")
     if target.exists():
         raise usage_error(f"{target} exists; choose another name with -o")
     target.write_text(starter.starter(spec, chosen))
@@ -129,7 +135,7 @@ def _grade(problem: str, file: Path, track: str | None, mode: str, user: str, as
 
 def _store(verdict: Verdict, source: str, db: str | None) -> None:
     """Keep every verdict; a database that cannot be written is reported, and the verdict still stands."""
-    from grader import storage
+    from grader.records import storage
     try:
         storage.save_verdict(verdict, source, db)
     except Exception as error:  # the grading is done; losing the record must not change the exit code
@@ -201,7 +207,7 @@ def doctor():
                "not root: no uid switch and no read-only root; run as root or use the container sandbox for a shared judge")
         table.add_row("local sandbox", why)
         table.add_row("isolation", ", ".join(sandbox.probe_isolation()))
-    table.add_row("build cache", str(compile.cache_root()))
+    table.add_row("build cache", str(compiler.cache_root()))
     console.print(table)
 
 
@@ -213,7 +219,7 @@ def bench(problem: str, file: Path, repeat: int = typer.Option(5, "--repeat", he
     if not file.is_file():
         raise usage_error(f"no such file: {file}")
     chosen = _track(file, track)
-    from grader import bench as benchmarks
+    from grader.perf import bench as benchmarks
     with console.status("bench") as status:
         verdicts = benchmarks.repeat(spec, file, chosen, repeat, lambda i: status.update(f"run {i + 1}/{repeat}"))
     if not all(v.accepted for v in verdicts):
@@ -235,10 +241,10 @@ def bench_solutions(problems: Optional[list[str]] = typer.Argument(None, help="P
                     track: str = typer.Option("cuda", help="cuda or cpu"),
                     as_json: bool = typer.Option(False, "--json", help="Print JSON."), db: Optional[str] = DB):
     """Every rung of every ladder, graded and timed, next to PyTorch's time in the same run (and stored)."""
-    from grader import bench as benchmarks
+    from grader.perf import bench as benchmarks
     specs = [_problem(p) for p in problems] if problems else load_all()
     results = []
-    from grader import storage
+    from grader.records import storage
     with console.status("bench-solutions") as status:
         for spec in specs:
             rows, baseline = benchmarks.ladder_rows(spec, track, status.update)
@@ -273,7 +279,7 @@ def bench_solutions(problems: Optional[list[str]] = typer.Argument(None, help="P
 def validate_timing(problems: Optional[list[str]] = typer.Argument(None, help="Problems (default: all)."),
                     as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
     """Time the top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios."""
-    from grader import bench as benchmarks
+    from grader.perf import bench as benchmarks
     specs = [_problem(p) for p in problems] if problems else load_all()
     rows = []
     with console.status("validate-timing") as status:
@@ -296,7 +302,7 @@ def selftest_command(problems: Optional[list[str]] = typer.Argument(None, help="
                      track: Optional[list[str]] = typer.Option(None, "--track",
                                                               help="Tracks (default: cpu, and cuda where a GPU is)")):
     """Grade every reference solution (must be accepted) and every null answer (must be rejected)."""
-    from grader.selftest import selftest
+    from grader.judge.selftest import selftest
     specs = [_problem(p) for p in problems] if problems else load_all()
     tracks = track or (["cpu", "cuda"] if default_track() == "cuda" else ["cpu"])
     with console.status("selftest") as status:

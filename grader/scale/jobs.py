@@ -19,10 +19,12 @@ from dataclasses import asdict, dataclass, field, fields
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from grader import compile, pipeline, storage
-from grader.schema import submissions
-from grader.spec import TRACKS, load_problem
-from grader.verdict import BenchmarkResult, TestResult, Verdict
+from grader.build import compiler
+from grader.judge import pipeline
+from grader.records import storage
+from grader.records.schema import submissions
+from grader.problems.spec import TRACKS, load_problem
+from grader.judge.verdict import BenchmarkResult, TestResult, Verdict
 
 MODES = ("test", "submit")
 
@@ -40,7 +42,7 @@ def id_from_hex(digest: str) -> str:
 
 @dataclass(frozen=True)
 class Job:
-    problem: str                     # a slug under grader.spec.problems_root()
+    problem: str                     # a slug under grader.problems.spec.problems_root()
     track: str                       # "cuda" or "cpu"
     filename: str                    # the submission's own file name (compile diagnostics name it)
     source: str                      # the submission's text
@@ -93,7 +95,7 @@ def run_job(job: Job) -> dict:
 
 def compile_job(job: Job) -> dict:
     """Build the job's library into the build cache (so run_job later finds it): {"ok", "cached", "seconds"}."""
-    build = compile.build_submission(load_problem(job.problem), job.source_bytes, job.filename, job.track)
+    build = compiler.build_submission(load_problem(job.problem), job.source_bytes, job.filename, job.track)
     return {"ok": build.ok, "cached": build.cached, "seconds": round(build.seconds, 3)}
 
 

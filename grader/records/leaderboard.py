@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from grader import status as S
-from grader import storage
-from grader.verdict import geometric_mean
+from grader.judge import status as S
+from grader.records import storage
+from grader.judge.verdict import geometric_mean
 
 REFERENCE_PREFIX = "ref:"
 

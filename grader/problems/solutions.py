@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from grader.compile import EXTENSIONS
-from grader.spec import REPO_ROOT
-from grader.toolchain import default_track
+from grader.build.compiler import EXTENSIONS
+from grader.problems.spec import REPO_ROOT
+from grader.build.toolchain import default_track
 
 
 def ladder(slug: str, track: str) -> list[Path]:
@@ -23,5 +23,5 @@ def best(slug: str, track: str | None = None) -> Path:
     return rungs[-1]
 
 
-if __name__ == "__main__":  # `python -m grader.solutions SLUG` prints the best rung, for the Makefile
+if __name__ == "__main__":  # `python -m grader.problems.solutions SLUG` prints the best rung, for the Makefile
     print(best(sys.argv[1]))

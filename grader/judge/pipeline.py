@@ -21,12 +21,18 @@ from typing import Callable
 import numpy as np
 
 import grader
-from grader import ceilings, check, compile, container, sandbox, stats, telemetry
-from grader import inputs as gen
-from grader import status as S
-from grader.spec import Problem, SizeSet, describe_sizes
-from grader.toolchain import detect
-from grader.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
+from grader.perf import ceilings
+from grader.judge import check
+from grader.build import compiler
+from grader.sandbox import container
+from grader.sandbox import local as sandbox
+from grader.perf import stats
+from grader.perf import telemetry
+from grader.run import inputs as gen
+from grader.judge import status as S
+from grader.problems.spec import Problem, SizeSet, describe_sizes
+from grader.build.toolchain import detect
+from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
 
 DRAWS_PER_TEST = 2              # each test runs twice on independent inputs: a cache keyed on anything fails
 BENCH_BUDGET_MS = {"cuda": 2000, "cpu": 3000}
@@ -64,12 +70,12 @@ def grade(problem: Problem, source: bytes, filename: str, *, track: str, mode: s
     verdict = Verdict(status=S.ACCEPTED, message="", problem=problem.slug, track=track, mode=mode, user=user,
                       submission_id=uuid.uuid4().hex[:12], source_sha256=hashlib.sha256(source).hexdigest(),
                       toolchain={"compiler": run.compiler(track), "sandbox": how,
-                                 "flags": " ".join(compile.submission_flags(track, tools, in_container)[1:])},
+                                 "flags": " ".join(compiler.submission_flags(track, tools, in_container)[1:])},
                       device=_device(track, tools), grader_version=grader.__version__)
     started = time.monotonic()
 
     say("compile")
-    build = compile.build_submission(problem, source, filename, track, run=run)
+    build = compiler.build_submission(problem, source, filename, track, run=run)
     verdict.stages_s["compile"] = round(build.seconds, 3)
     if not build.ok:
         return _finish(verdict, S.COMPILE_ERROR, build.log, started)
@@ -145,7 +151,7 @@ def _run_harness(problem: Problem, track: str, library: Path, cases: list[Case],
                  run: container.Backend):
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
-    for source, name in ((compile.build_runner(track, run=run), "runner"), (library, "lib.so")):
+    for source, name in ((compiler.build_runner(track, run=run), "runner"), (library, "lib.so")):
         shutil.copyfile(source, workdir / name)
         (workdir / name).chmod(0o555)
     out = workdir / "out"

@@ -2,12 +2,12 @@
 
 Call it as
 
-    from grader.selftest import selftest
-    from grader.spec import load_all
+    from grader.judge.selftest import selftest
+    from grader.problems.spec import load_all
     rows = selftest(load_all(), ["cpu"], progress=print)
     ok = all(row.ok for row in rows)
 
-For each problem and track, every rung of the ladder in solutions/<slug>/ (grader.solutions.ladder) is graded
+For each problem and track, every rung of the ladder in solutions/<slug>/ (grader.problems.solutions.ladder) is graded
 in "test" mode and must be `accepted`. Every null answer of the problem (`null_answers` in its reference.py)
 is fed straight to the checker on each of the track's tests and must be rejected: it is when at least one
 test fails it. A problem with no solution for a track gets a failing row too.
@@ -21,9 +21,11 @@ from typing import Callable
 
 import torch
 
-from grader import check, pipeline, solutions
-from grader import status as S
-from grader.spec import REPO_ROOT, Problem
+from grader.judge import check
+from grader.judge import pipeline
+from grader.problems import solutions
+from grader.judge import status as S
+from grader.problems.spec import REPO_ROOT, Problem
 
 REJECTED = "rejected"
 

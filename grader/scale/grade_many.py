@@ -6,7 +6,7 @@ JSON-lines manifest, one `{"problem", "file", "user"}` object a line (optional "
 
 How the work is spread:
 - a pool of compile processes (--compile-workers, default every core) builds each submission into the build
-  cache (grader/compile.py), so compiling the next submissions overlaps running this one;
+  cache (grader/compiler.py), so compiling the next submissions overlaps running this one;
 - one runner process per GPU (--gpus, default every GPU nvidia-smi lists), pinned with CUDA_VISIBLE_DEVICES,
   runs, checks and times one submission at a time, so a GPU never times two submissions at once;
 - the CPU track gets --workers runner processes, each pinned to its own group of cores;
@@ -16,7 +16,7 @@ How the work is spread:
   stdout) and stored in the database (--db, else $KERNELJUDGE_DB, else SQLite; --no-db to skip);
 - re-running the same command with the same --out resumes: jobs whose line is in the file are skipped.
 
-Grading itself happens only in grader.jobs.run_job; this module only moves jobs and results.
+Grading itself happens only in grader.scale.jobs.run_job; this module only moves jobs and results.
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColu
 from rich.table import Table
 from rich.text import Text
 
-from grader import compile as compiling
-from grader import jobs
-from grader.jobs import Job
-from grader.spec import TRACKS, SpecError, load_problem
-from grader.toolchain import detect
+from grader.build import compiler
+from grader.scale import jobs
+from grader.scale.jobs import Job
+from grader.problems.spec import TRACKS, SpecError, load_problem
+from grader.build.toolchain import detect
 
 errors = Console(stderr=True)
 RUN_ATTEMPTS = 2            # a runner process that dies (not the submission: the grader) is replaced once
@@ -129,12 +129,12 @@ def collect(input_path: Path, *, problem: str | None = None, tracks: Iterable[st
 
 
 def _folder_entries(folder: Path, problem, mode, user, time_limit_s):
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and compiling.track_for(p)
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and compiler.track_for(p)
                    and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts))
     if not files:
         raise UsageError(f"{folder} holds no .cu or .cpp file")
     for path in files:
-        fields = {"problem": problem or path.parent.name, "track": compiling.track_for(path), "mode": mode,
+        fields = {"problem": problem or path.parent.name, "track": compiler.track_for(path), "mode": mode,
                   "user": user, "time_limit_s": time_limit_s}
         yield str(path.resolve()), path, fields
 
@@ -155,7 +155,7 @@ def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s):
         chosen = record.get("problem") or problem
         if not chosen:
             raise UsageError(f'{where}: no "problem" (give it in the line or with --problem)')
-        track = record.get("track") or compiling.track_for(path)
+        track = record.get("track") or compiler.track_for(path)
         if track not in TRACKS:
             raise UsageError(f"{where}: cannot tell the track of {path.name} (give \"track\": cuda or cpu)")
         fields = {"problem": chosen, "track": track, "mode": record.get("mode", mode),
@@ -392,7 +392,7 @@ def _context():
     """Processes forked from a fork server that imported the grading code once: a fresh runner starts in
     milliseconds, and nothing is forked from this process, which holds threads (the progress bar)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["grader.jobs"])
+    context.set_forkserver_preload(["grader.scale.jobs"])
     return context
 
 
@@ -530,7 +530,7 @@ def _usage(message: str) -> typer.Exit:
 def _choose_sandbox(kind: str, track: str | None) -> None:
     """Check that the sandbox asked for can be used here, and pass the choice on (through the environment) to
     every process that grades."""
-    from grader import container
+    from grader.sandbox import container
     try:
         for chosen in [track] if track else runnable_tracks():
             container.choose(kind, chosen)
@@ -544,7 +544,7 @@ def register(app: typer.Typer) -> None:
     app.command("grade-many")(grade_many_command)
 
 
-if __name__ == "__main__":       # python -m grader.grade_many INPUT ... (the same as `grader grade-many`)
+if __name__ == "__main__":       # python -m grader.scale.grade_many INPUT ... (the same as `grader grade-many`)
     standalone = typer.Typer(add_completion=False)
     register(standalone)
     standalone()

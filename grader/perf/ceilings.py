@@ -64,8 +64,8 @@ def for_track(track: str) -> Ceilings:
 
 def gpu_ceilings() -> Ceilings:
     """This GPU's ceilings, measured on first use and cached under the build cache."""
-    from grader.compile import cache_root
-    from grader.toolchain import detect
+    from grader.build.compiler import cache_root
+    from grader.build.toolchain import detect
     gpu = detect().gpu
     if gpu is None:
         return NONE
@@ -85,8 +85,8 @@ def _measure() -> Ceilings:
     import pynvml
     import torch
 
-    from grader.telemetry import nvml_index
-    from grader.timing import time_callable
+    from grader.perf.telemetry import nvml_index
+    from grader.perf.timing import time_callable
     device = torch.cuda.current_device()
     pynvml.nvmlInit()
     handle = pynvml.nvmlDeviceGetHandleByIndex(nvml_index())
@@ -119,7 +119,7 @@ def _measure() -> Ceilings:
 
 
 def _fma_kernel():
-    from grader.toolchain import detect
+    from grader.build.toolchain import detect
     tools = detect()
     folder = Path(tempfile.mkdtemp(prefix="kerneljudge-fma-"))
     (folder / "fma.cu").write_text(FMA_KERNEL)

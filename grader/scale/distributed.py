@@ -25,7 +25,7 @@ What makes it lose nothing:
 - Redis runs with its append-only file (deploy/compose.yaml), so queued jobs outlive a broker restart, and
   workers and clients reconnect by themselves.
 
-Grading itself is grader.jobs.run_job; this module only moves jobs and results. The `grading_jobs` table
+Grading itself is grader.scale.jobs.run_job; this module only moves jobs and results. The `grading_jobs` table
 (created here, on storage's engine) tracks each job's state for `grader queue status` and `--wait`.
 """
 
@@ -54,11 +54,12 @@ from sqlalchemy import (Column, DateTime, Engine, Index, Integer, MetaData, Stri
                         insert, select, update)
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from grader import compile as compiling
-from grader import jobs, storage
-from grader.jobs import Job
-from grader.spec import TRACKS, SpecError, load_problem
-from grader.toolchain import default_track, detect
+from grader.build import compiler
+from grader.scale import jobs
+from grader.records import storage
+from grader.scale.jobs import Job
+from grader.problems.spec import TRACKS, SpecError, load_problem
+from grader.build.toolchain import default_track, detect
 
 DEFAULT_BROKER = "redis://localhost:6379/0"
 DEFAULT_VISIBILITY_TIMEOUT_S = 1800
@@ -304,7 +305,7 @@ def submit_remote(problem: str, file: Path, *, track: str | None = None, mode: s
         raise cli.usage_error(str(error))
     if not file.is_file():
         raise cli.usage_error(f"no such file: {file}")
-    chosen = track or compiling.track_for(file) or default_track()
+    chosen = track or compiler.track_for(file) or default_track()
     if chosen not in TRACKS:
         raise cli.usage_error(f"unknown track {chosen!r} (tracks: {', '.join(TRACKS)})")
     job = Job(problem=problem, track=chosen, filename=file.name, source=jobs.read_source(file), user=user,
@@ -534,7 +535,7 @@ def _worker_argv(name: str, queues: str, loglevel: str) -> list[str]:
 def _plan(gpus: str | None, queue: str | None, workers: int, name: str | None) -> list[dict]:
     """The worker processes to start: [{"name", "queues", "gpu", "cores"}]."""
     host = socket.gethostname()
-    from grader.grade_many import core_groups, visible_gpus
+    from grader.scale.grade_many import core_groups, visible_gpus
     use_gpus = [g.strip() for g in gpus.split(",") if g.strip()] if gpus else []
     if not use_gpus and queue != "cpu" and detect().gpu and detect().nvcc:
         use_gpus = visible_gpus()
@@ -565,7 +566,7 @@ def run_worker(plan: dict, loglevel: str = "INFO") -> None:
 def supervise(plans: list[dict], loglevel: str) -> int:
     """Start one worker process per plan and keep them running until SIGTERM or SIGINT (passed on to them)."""
     def start(plan: dict) -> subprocess.Popen:
-        argv = [sys.executable, "-m", "grader.distributed", "worker", "--name", plan["name"], "--queue",
+        argv = [sys.executable, "-m", "grader.scale.distributed", "worker", "--name", plan["name"], "--queue",
                 plan["queues"], "--loglevel", loglevel]
         argv += ["--gpus", str(plan["gpu"])] if plan["gpu"] is not None else []
         argv += ["--cores", ",".join(map(str, plan["cores"]))] if plan["cores"] else []
@@ -611,7 +612,7 @@ def worker_command(
     if workers < 1:
         raise _usage("--workers must be at least 1")
     if sandbox_kind:
-        from grader.grade_many import _choose_sandbox
+        from grader.scale.grade_many import _choose_sandbox
         _choose_sandbox(sandbox_kind, None)      # exported: the worker processes started below inherit it
     plans = _plan(gpus, queue, workers, name)
     if cores:
@@ -679,7 +680,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(queue_app, name="queue")
 
 
-if __name__ == "__main__":      # python -m grader.distributed worker|enqueue|queue status ...
+if __name__ == "__main__":      # python -m grader.scale.distributed worker|enqueue|queue status ...
     standalone = typer.Typer(add_completion=False, no_args_is_help=True)
     register(standalone)
     standalone()

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import harness
-from grader import sandbox
-from grader.spec import Problem
-from grader.toolchain import Toolchain, detect
+from grader.sandbox import local as sandbox
+from grader.problems.spec import Problem
+from grader.build.toolchain import Toolchain, detect
 
 COMPILE_LIMITS = sandbox.Limits(wall_s=180, cpu_s=600, memory_bytes=8 << 30, file_bytes=1 << 30,
                                 disk_bytes=2 << 30, processes=256)
@@ -180,7 +180,7 @@ def build_runner(track: str, run=None) -> Path:
     """The harness for `track`, compiled from harness/*.cpp|h (trusted code, so outside the sandbox); where `run`
     is the container, inside the image instead, so that it links the libraries it will run with."""
     if getattr(run, "kind", "local") == "docker":
-        from grader import container
+        from grader.sandbox import container
         return container.build_runner(track, image=run.image)
     tools = detect()
     folder = Path(harness.__file__).parent

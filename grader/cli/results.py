@@ -1,7 +1,7 @@
 """The `grader` commands that read stored results: leaderboard, history, show-submission, render, serve.
 
 `register(app)` adds them to the main typer app (grader/cli.py). Each takes `--db URL` (default: $KERNELJUDGE_DB,
-else SQLite under $KERNELJUDGE_DATA; see grader.storage). Exit codes as in grader/cli.py: 2 for a usage error.
+else SQLite under $KERNELJUDGE_DATA; see grader.records.storage). Exit codes as in grader/cli.py: 2 for a usage error.
 The database and site modules (SQLAlchemy, Alembic, matplotlib) are imported when a command runs, so that
 every other `grader` command starts without them.
 """
@@ -21,7 +21,7 @@ from rich import box
 from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
-from grader.spec import list_slugs
+from grader.problems.spec import list_slugs
 
 console = Console()
 errors = Console(stderr=True)
@@ -34,9 +34,9 @@ MARK = {"reference": "ref", "baseline": "base"}     # in the rank column of the 
 
 
 def _cli():
-    """grader.cli, imported when a command runs: it imports this module to register the commands."""
-    import grader.cli
-    return grader.cli
+    """grader.cli.main, imported when a command runs: it imports this module to register the commands."""
+    import grader.cli.main
+    return grader.cli.main
 
 
 @contextlib.contextmanager
@@ -58,7 +58,7 @@ def _time(us: float | None) -> str:
 def leaderboard_command(problem: str, device: Optional[str] = typer.Option(None, help="Only this device name."),
                         as_json: bool = JSON, db: Optional[str] = DB):
     """Each user's best accepted submission per device, ranked by score, with references and PyTorch marked."""
-    from grader import leaderboard
+    from grader.records import leaderboard
     if problem not in list_slugs():
         errors.print(f"[red]error:[/red] no problem {problem!r} (known: {', '.join(list_slugs()) or 'none'})")
         raise typer.Exit(2)
@@ -91,7 +91,7 @@ def history(user: Optional[str] = typer.Option(None, help="Only this user's subm
             limit: int = typer.Option(50, help="At most this many, newest first."),
             as_json: bool = JSON, db: Optional[str] = DB):
     """Stored submissions, newest first."""
-    from grader import storage
+    from grader.records import storage
     with _database():
         rows = storage.list_submissions(user=user, problem=problem, limit=limit, db_url=db)
     if as_json:
@@ -110,7 +110,7 @@ def history(user: Optional[str] = typer.Option(None, help="Only this user's subm
 def show_submission(submission: str = typer.Argument(..., metavar="ID", help="The submission id, or the row id."),
                     as_json: bool = JSON, db: Optional[str] = DB):
     """One stored submission: its verdict, tests, benchmarks and source."""
-    from grader import storage
+    from grader.records import storage
     with _database():
         stored = storage.load_submission(submission, db)
     if stored is None:

@@ -1,6 +1,6 @@
 """Starter files for `grader init`: the problem's signature, its shapes, and a TODO, per track."""
 
-from grader.spec import Problem
+from grader.problems.spec import Problem
 
 _TRACK_NOTES = {
     "cuda": ("#include <cuda_runtime.h>\n",

@@ -1,1 +1,0 @@
-"""Alembic migrations of the kerneljudge database; grader.storage runs them programmatically at first use."""
