@@ -15,9 +15,20 @@ import subprocess
 import time
 from pathlib import Path
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-         "--disable-default-apps", "--hide-scrollbars", "--mute-audio", "--remote-debugging-pipe"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-default-apps",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--remote-debugging-pipe",
+]
 
 
 def _high(fd: int) -> int:
@@ -35,13 +46,18 @@ class Browser:
         to_chrome_r, to_chrome_w = (_high(fd) for fd in os.pipe())
         from_chrome_r, from_chrome_w = (_high(fd) for fd in os.pipe())
 
-        def wire_pipes():   # in the child, before exec: its fds 3 and 4 become the pipe ends
+        def wire_pipes():  # in the child, before exec: its fds 3 and 4 become the pipe ends
             os.dup2(to_chrome_r, 3)
             os.dup2(from_chrome_w, 4)
 
-        self.process = subprocess.Popen([executable, *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
-                                        preexec_fn=wire_pipes, close_fds=False, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [executable, *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
+            preexec_fn=wire_pipes,
+            close_fds=False,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self._write, self._read = to_chrome_w, from_chrome_r
@@ -105,10 +121,19 @@ class Browser:
         return result["result"].get("value")
 
     def emulate(self, width: int, dark: bool, mobile: bool = False) -> None:
-        self.call("Emulation.setDeviceMetricsOverride", session=True, width=width, height=900,
-                  deviceScaleFactor=1, mobile=mobile)
-        self.call("Emulation.setEmulatedMedia", session=True,
-                  features=[{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}])
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            session=True,
+            width=width,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=mobile,
+        )
+        self.call(
+            "Emulation.setEmulatedMedia",
+            session=True,
+            features=[{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}],
+        )
 
     def screenshot(self, path: Path, max_height: int = 12000) -> None:
         """A PNG of the whole page (cut at `max_height` CSS pixels)."""

@@ -28,6 +28,7 @@ class Fixture:
     // expect: <status>   // problem: <slug>   // mode: test|submit   // message: <text the message must contain>
     // time_limit: <seconds, for fixtures that must time out>
     """
+
     path: Path
     expect: str
     problem: str
@@ -47,8 +48,14 @@ def read_fixture(path: Path) -> Fixture:
         if found:
             header[found.group(1)] = found.group(2)
     problem = header.get("problem") or path.parent.name
-    return Fixture(path, header["expect"], problem, header.get("mode", "test"), header.get("message", ""),
-                   float(header["time_limit"]) if "time_limit" in header else None)
+    return Fixture(
+        path,
+        header["expect"],
+        problem,
+        header.get("mode", "test"),
+        header.get("message", ""),
+        float(header["time_limit"]) if "time_limit" in header else None,
+    )
 
 
 def fixture_params(folder: Path) -> list:

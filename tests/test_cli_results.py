@@ -7,11 +7,11 @@ import json
 import pytest
 import typer
 from typer.testing import CliRunner
+from verdicts import H100, SOURCE, benchmarks, verdict
 
 from grader.cli import results as cli_results
+from grader.judge.status import Status
 from grader.records import storage
-from grader.judge import status as S
-from verdicts import H100, SOURCE, benchmarks, verdict
 
 runner = CliRunner()
 
@@ -26,9 +26,12 @@ def app() -> typer.Typer:
 @pytest.fixture
 def db(tmp_path) -> str:
     url = f"sqlite:///{tmp_path / 'results.db'}"
-    for v in [verdict("alice", [100.0, 200.0]), verdict("bob", [150.0, 300.0]),
-              verdict("ref:04_online.cu", [90.0, 180.0]),
-              verdict("carol", status=S.COMPILE_ERROR, message="error: expected ';'")]:
+    for v in [
+        verdict("alice", [100.0, 200.0]),
+        verdict("bob", [150.0, 300.0]),
+        verdict("ref:04_online.cu", [90.0, 180.0]),
+        verdict("carol", status=Status.COMPILE_ERROR, message="error: expected ';'"),
+    ]:
         storage.save_verdict(v, SOURCE, url)
     storage.save_baseline("softmax", H100, "cuda", benchmarks([200.0, 400.0]), db_url=url)
     return url
@@ -39,7 +42,11 @@ def test_leaderboard(app, db):
     assert result.exit_code == 0, result.output
     (board,) = json.loads(result.output)
     assert [(e["rank"], e["user"]) for e in board["entries"]] == [
-        (None, "ref:04_online.cu"), (1, "alice"), (2, "bob"), (None, "pytorch")]
+        (None, "ref:04_online.cu"),
+        (1, "alice"),
+        (2, "bob"),
+        (None, "pytorch"),
+    ]
     assert board["entries"][1]["speedup"] == pytest.approx(2.0)
 
     table = runner.invoke(app, ["leaderboard", "softmax", "--db", db])
@@ -51,7 +58,7 @@ def test_history_and_show_submission(app, db):
     result = runner.invoke(app, ["history", "--user", "carol", "--db", db, "--json"])
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.output)
-    assert row["status"] == S.COMPILE_ERROR
+    assert row["status"] == Status.COMPILE_ERROR
 
     shown = runner.invoke(app, ["show-submission", row["submission_id"], "--db", db, "--json"])
     assert shown.exit_code == 0, shown.output

@@ -20,12 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.build import compiler
-from grader.sandbox import container
 from grader.judge import pipeline
-from grader.sandbox import local as sandbox
-from grader.judge import status as S
+from grader.judge.status import Status
 from grader.problems.spec import load_problem
+from grader.sandbox import container
+from grader.sandbox import local as sandbox
 
 pytestmark = pytest.mark.docker
 
@@ -33,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 TEST_IMAGE = os.environ.get("KERNELJUDGE_TEST_IMAGE", "kerneljudge-test:local")
 TEST_BASE = os.environ.get("KERNELJUDGE_TEST_BASE", "kerneljudge-base:bookworm")
 BUILD_TIMEOUT_S = 1800
-CONTAINER_MEMORY = 1 << 30      # the cap on every container here: the memory hog is stopped at 1 GiB
+CONTAINER_MEMORY = 1 << 30  # the cap on every container here: the memory hog is stopped at 1 GiB
 
 SOFTMAX = r"""
 #include <cmath>
@@ -53,7 +52,9 @@ static void softmax(const float* input, float* output, int M, int N) {
 
 # Hostile submissions. Each computes the right answer only if its attack worked, so any verdict but accepted
 # means the attack failed; the tests also look from outside for what it tried to leave behind.
-NETWORK = SOFTMAX + r"""
+NETWORK = (
+    SOFTMAX
+    + r"""
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -73,8 +74,11 @@ void solve(const float* input, float* output, int M, int N) {
     if (reached()) softmax(input, output, M, N);
 }
 """
+)
 
-FILE_ESCAPE = SOFTMAX + r"""
+FILE_ESCAPE = (
+    SOFTMAX
+    + r"""
 #include <cstdio>
 static bool escaped() {
     bool any = false;
@@ -89,6 +93,7 @@ void solve(const float* input, float* output, int M, int N) {
     if (escaped()) softmax(input, output, M, N);
 }
 """
+)
 
 FORK_BOMB = r"""
 #include <unistd.h>
@@ -119,9 +124,15 @@ void solve(const float* input, float* output, int M, int N) {
 
 # --- the images -----------------------------------------------------------------------------------------------
 
+
 def _make(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "--no-print-directory", "-f", str(REPO / "docker.mk"), *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    return subprocess.run(
+        ["make", "--no-print-directory", "-f", str(REPO / "docker.mk"), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -134,8 +145,9 @@ def image() -> str:
         pytest.skip("make is not installed: the images are built through docker.mk")
     tarball = _make("-s", "--eval", "show:; @echo $(BASE_TARBALL)", "show").stdout.strip()
     if not shutil.which("debootstrap") and container.image_id(TEST_BASE) is None and not Path(tarball).is_file():
-        pytest.skip("no base image, no cached base tarball and no debootstrap to make one "
-                    "(apt-get install debootstrap)")
+        pytest.skip(
+            "no base image, no cached base tarball and no debootstrap to make one (apt-get install debootstrap)"
+        )
     started = time.monotonic()
     base = _make("docker-base", f"LOCAL_BASE={TEST_BASE}")
     assert base.returncode == 0, f"make docker-base failed:\n{base.stdout[-3000:]}\n{base.stderr[-3000:]}"
@@ -154,7 +166,7 @@ def cache_dir(tmp_path_factory) -> Path:
 def grade(image, cache_dir, monkeypatch):
     """pipeline.grade with every compile and run in a container of the test image; returns (grade, calls)."""
     monkeypatch.setenv("KERNELJUDGE_IMAGE", image)
-    monkeypatch.setenv("KERNELJUDGE_CACHE", str(cache_dir))   # never a library built on the host
+    monkeypatch.setenv("KERNELJUDGE_CACHE", str(cache_dir))  # never a library built on the host
     monkeypatch.setenv("KERNELJUDGE_CONTAINER_MEMORY", str(CONTAINER_MEMORY))
     calls: list[list[str]] = []
     real_run = container.run
@@ -164,10 +176,11 @@ def grade(image, cache_dir, monkeypatch):
         return real_run(argv, workdir, **kwargs)
 
     monkeypatch.setattr(container, "run", recording)
-    if "sandbox_kind" in inspect.signature(pipeline.grade).parameters:   # --sandbox wired through the pipeline
+    if "sandbox_kind" in inspect.signature(pipeline.grade).parameters:  # --sandbox wired through the pipeline
+
         def run_grade(problem, source, name, **kwargs):
             return pipeline.grade(problem, source, name, sandbox_kind="docker", **kwargs)
-    else:                                                                # not yet: put the container in place
+    else:  # not yet: put the container in place
         backend, _ = container.choose("docker", "cpu", image=image)
         monkeypatch.setattr(sandbox, "run", backend)
         monkeypatch.setattr(compile, "build_runner", lambda track, **_: container.build_runner(track, image=image))
@@ -178,8 +191,9 @@ def grade(image, cache_dir, monkeypatch):
 def _leftover_containers() -> list[str]:
     """Containers this test process started and that are still there (running or not)."""
     mine = f"label={container.LABEL}={socket.gethostname()}:{os.getpid()}"
-    listed = subprocess.run(["docker", "ps", "--all", "--quiet", "--filter", mine],
-                            capture_output=True, text=True, timeout=30).stdout
+    listed = subprocess.run(
+        ["docker", "ps", "--all", "--quiet", "--filter", mine], capture_output=True, text=True, timeout=30
+    ).stdout
     return listed.split()
 
 
@@ -223,6 +237,7 @@ def listener():
 
 # --- the CPU track, end to end, in containers -----------------------------------------------------------------
 
+
 def _reference() -> tuple[bytes, str]:
     best = REPO / "solutions" / "softmax" / "02_openmp.cpp"
     if best.is_file():
@@ -235,9 +250,9 @@ def test_reference_accepted_in_container(grade):
     run_grade, calls = grade
     source, name = _reference()
     verdict = run_grade(load_problem("softmax"), source, name, track="cpu")
-    assert verdict.status == S.ACCEPTED, verdict.message
-    assert any(Path(c[0]).name == "g++" for c in calls), calls           # compiled in a container
-    assert ["./runner"] in calls, calls                                   # and run in one
+    assert verdict.status == Status.ACCEPTED, verdict.message
+    assert any(Path(c[0]).name == "g++" for c in calls), calls  # compiled in a container
+    assert ["./runner"] in calls, calls  # and run in one
     assert not _leftover_containers()
 
 
@@ -245,7 +260,7 @@ def test_compile_error_comes_back_from_the_container(grade):
     run_grade, _ = grade
     source = b"void solve(const float* input, float* output, int M, int N) { this is not C++; }\n"
     verdict = run_grade(load_problem("softmax"), source, "broken.cpp", track="cpu")
-    assert verdict.status == S.COMPILE_ERROR, verdict.message
+    assert verdict.status == Status.COMPILE_ERROR, verdict.message
     assert "broken.cpp:1:" in verdict.message and "error" in verdict.message
 
 
@@ -253,7 +268,7 @@ def test_network_access_gets_nothing_out(grade, listener):
     run_grade, _ = grade
     source = NETWORK.replace("@PORT@", str(listener.port))
     verdict = run_grade(load_problem("softmax"), source.encode(), "network.cpp", track="cpu")
-    assert verdict.status == S.WRONG_ANSWER, verdict.message              # its connect() failed
+    assert verdict.status == Status.WRONG_ANSWER, verdict.message  # its connect() failed
     time.sleep(0.3)
     assert listener.received == []
 
@@ -264,7 +279,7 @@ def test_file_escape_reads_and_writes_nothing_outside(grade, tmp_path):
     secret.write_text("the grader's secret\n")
     source = FILE_ESCAPE.replace("@SECRET@", str(secret)).replace("@HOSTDIR@", str(tmp_path))
     verdict = run_grade(load_problem("softmax"), source.encode(), "escape.cpp", track="cpu")
-    assert verdict.status == S.WRONG_ANSWER, verdict.message              # it could neither read nor write
+    assert verdict.status == Status.WRONG_ANSWER, verdict.message  # it could neither read nor write
     assert not (tmp_path / "escaped").exists()
     assert not (sandbox.runs_base() / "escaped").exists()
     assert not (sandbox.runs_base().parent / "escaped").exists()
@@ -274,7 +289,7 @@ def test_fork_bomb_is_contained(grade):
     run_grade, _ = grade
     started = time.monotonic()
     verdict = run_grade(load_problem("softmax"), FORK_BOMB.encode(), "bomb.cpp", track="cpu", time_limit_s=3)
-    assert verdict.status in (S.TIMEOUT, S.RUNTIME_ERROR), verdict.message
+    assert verdict.status in (Status.TIMEOUT, Status.RUNTIME_ERROR), verdict.message
     assert time.monotonic() - started < 60
     assert not _leftover_containers()
 
@@ -282,7 +297,7 @@ def test_fork_bomb_is_contained(grade):
 def test_memory_hog_is_stopped(grade):
     run_grade, _ = grade
     verdict = run_grade(load_problem("softmax"), MEMORY_HOG.encode(), "hog.cpp", track="cpu", time_limit_s=20)
-    assert verdict.status == S.RUNTIME_ERROR, verdict.message
+    assert verdict.status == Status.RUNTIME_ERROR, verdict.message
     assert "memory limit exceeded" in verdict.message
 
 
@@ -290,7 +305,7 @@ def test_endless_loop_times_out_and_is_removed(grade):
     run_grade, _ = grade
     started = time.monotonic()
     verdict = run_grade(load_problem("softmax"), ENDLESS_LOOP.encode(), "loop.cpp", track="cpu", time_limit_s=3)
-    assert verdict.status == S.TIMEOUT, verdict.message
+    assert verdict.status == Status.TIMEOUT, verdict.message
     assert time.monotonic() - started < 60
     assert not _leftover_containers()
 
@@ -299,10 +314,11 @@ def test_reference_still_accepted_after_hostile_ones(grade):
     run_grade, _ = grade
     source, name = _reference()
     verdict = run_grade(load_problem("softmax"), source, name, track="cpu")
-    assert verdict.status == S.ACCEPTED, verdict.message
+    assert verdict.status == Status.ACCEPTED, verdict.message
 
 
 # --- each constraint, proven from inside a container ----------------------------------------------------------
+
 
 @pytest.fixture
 def inside(image, monkeypatch):
@@ -321,8 +337,9 @@ def inside(image, monkeypatch):
             (workdir / "out").mkdir()
             if uid is not None:
                 os.chown(workdir / "out", uid, uid)
-        outcome = container.run(["python3", "-c", script], workdir, limits=limits or sandbox.Limits(wall_s=30),
-                                uid=uid, image=image)
+        outcome = container.run(
+            ["python3", "-c", script], workdir, limits=limits or sandbox.Limits(wall_s=30), uid=uid, image=image
+        )
         return outcome, workdir
 
     yield run_script
@@ -389,8 +406,16 @@ except OSError as e:
 """)
     said = _said(outcome)
     assert outcome.returncode == 0, outcome.stderr
-    for path in ("/x", "/etc/x", "/usr/bin/x", "/opt/venv/x", "/opt/kerneljudge/x", "/home/judge/x", "/var/tmp/x",
-                 "/root/x"):
+    for path in (
+        "/x",
+        "/etc/x",
+        "/usr/bin/x",
+        "/opt/venv/x",
+        "/opt/kerneljudge/x",
+        "/home/judge/x",
+        "/var/tmp/x",
+        "/root/x",
+    ):
         assert said[path] in ("EROFS", "EACCES"), (path, said[path])
     assert said["/x"] == "EROFS" and said["/etc/x"] == "EROFS"
     assert said["root_options"] == "ro"
@@ -399,7 +424,8 @@ except OSError as e:
 
 
 def test_pids_limit(inside):
-    outcome, _ = inside("""
+    outcome, _ = inside(
+        """
 import errno, os, time
 forked = 0
 try:
@@ -414,7 +440,9 @@ print("forked", forked)
 for path in ("/sys/fs/cgroup/pids/pids.max", "/sys/fs/cgroup/pids.max"):
     if os.path.exists(path):
         print("pids.max", open(path).read().strip())
-""", sandbox.Limits(wall_s=30, processes=24))
+""",
+        sandbox.Limits(wall_s=30, processes=24),
+    )
     said = _said(outcome)
     assert said["fork"] == "EAGAIN", outcome.stdout + outcome.stderr
     assert 0 < int(said["forked"]) < 24
@@ -423,7 +451,8 @@ for path in ("/sys/fs/cgroup/pids/pids.max", "/sys/fs/cgroup/pids.max"):
 
 
 def test_memory_limit(inside):
-    outcome, _ = inside("""
+    outcome, _ = inside(
+        """
 import os, sys
 for path in ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory.max"):
     if os.path.exists(path):
@@ -432,7 +461,9 @@ chunks = []
 for i in range(64):                      # 64 x 16 MiB = 1 GiB, written so that every page is really used
     chunks.append(bytearray(b"\\x01") * (16 << 20))
     print("allocated_mib", 16 * (i + 1), flush=True)
-""", sandbox.Limits(wall_s=30, memory_bytes=128 << 20))
+""",
+        sandbox.Limits(wall_s=30, memory_bytes=128 << 20),
+    )
     limit = [line for line in outcome.stdout.splitlines() if line.startswith("limit ")]
     allocated = [int(line.split()[1]) for line in outcome.stdout.splitlines() if line.startswith("allocated_mib ")]
     assert limit == [f"limit {128 << 20}"], outcome.stdout
@@ -465,7 +496,8 @@ except OSError as e:
 
 
 def test_only_the_working_directory_is_writable(inside):
-    outcome, workdir = inside("""
+    outcome, workdir = inside(
+        """
 import errno, os
 writable = []
 for root, dirs, files in os.walk("/"):
@@ -488,11 +520,13 @@ for name in ("runner", "lib.so"):
             print(name + "." + how, errno.errorcode[e.errno])
 open("/work/out/result", "w").write("came back")
 open("/tmp/scratch", "w").write("gone with the container")
-""", layout=True)
+""",
+        layout=True,
+    )
     said = _said(outcome)
     assert outcome.returncode == 0, outcome.stderr
     writable = set(said["writable"].split())
-    scratch = {"/tmp", "/dev/shm", "/dev/mqueue"}       # per-container memory, gone when it is removed
+    scratch = {"/tmp", "/dev/shm", "/dev/mqueue"}  # per-container memory, gone when it is removed
     assert {"/work", "/work/out"} <= writable, writable
     assert writable - scratch == {"/work", "/work/out"}, writable
     for name in ("runner", "lib.so"):
@@ -512,14 +546,17 @@ def test_wall_clock_kill_and_removal(inside):
 
 
 def test_disk_limit_of_the_working_directory(inside):
-    outcome, _ = inside("""
+    outcome, _ = inside(
+        """
 import time
 with open("/work/big", "wb") as f:
     for _ in range(400):
         f.write(b"\\0" * (1 << 20))
         f.flush()
         time.sleep(0.01)
-""", sandbox.Limits(wall_s=30, disk_bytes=16 << 20))
+""",
+        sandbox.Limits(wall_s=30, disk_bytes=16 << 20),
+    )
     assert outcome.killed_for == "disk", (outcome, outcome.stderr)
 
 

@@ -34,8 +34,8 @@ pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'ke
 
 REPO = Path(__file__).resolve().parents[1]
 PROBLEM = "softmax-mini"
-VISIBILITY_TIMEOUT_S = 12        # a dead worker's job goes back to the queue after this long
-SWEEP_S = 2                      # how often the workers look for jobs the broker lost
+VISIBILITY_TIMEOUT_S = 12  # a dead worker's job goes back to the queue after this long
+SWEEP_S = 2  # how often the workers look for jobs the broker lost
 HANG_LIMIT_S = 1.5
 WORKERS = 3
 
@@ -81,6 +81,7 @@ KINDS = {"accepted": ACCEPTED, "wrong_answer": WRONG, "runtime_error": CRASHING,
 
 # --- the services ----------------------------------------------------------------------------------------------
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -99,7 +100,9 @@ def wait_until(check, timeout_s: float, what: str, poll_s: float = 0.2, explain=
         if value:
             return value
         time.sleep(poll_s)
-    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}" + (f"\n{explain()}" if explain else ""))
+    raise AssertionError(
+        f"timed out after {timeout_s:.0f} s waiting for {what}" + (f"\n{explain()}" if explain else "")
+    )
 
 
 class Postgres:
@@ -107,7 +110,7 @@ class Postgres:
         self.initdb, self.pg_ctl = pg_bin("initdb"), pg_bin("pg_ctl")
         self.port, self.as_user = free_port(), []
         owner = None
-        if os.geteuid() == 0:         # initdb refuses to run as root
+        if os.geteuid() == 0:  # initdb refuses to run as root
             try:
                 owner = pwd.getpwnam("postgres")
             except KeyError:
@@ -130,14 +133,19 @@ class Postgres:
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.data} -c fsync=off"
         self.run(self.pg_ctl, "-D", str(self.data), "-o", options, "-l", str(self.data / "log"), "-w", "start")
         import psycopg
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres",
-                             autocommit=True) as connection:
+
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres", autocommit=True
+        ) as connection:
             connection.execute("CREATE DATABASE kerneljudge")
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/kerneljudge"
 
     def stop(self) -> None:
-        subprocess.run(self.as_user + [self.pg_ctl, "-D", str(self.data), "-m", "immediate", "stop"],
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            self.as_user + [self.pg_ctl, "-D", str(self.data), "-m", "immediate", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
         shutil.rmtree(self.home, ignore_errors=True)
 
 
@@ -155,10 +163,30 @@ class Redis:
     def start(self) -> None:
         log = open(self.folder / "redis.log", "a")
         self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder),
-             "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--daemonize", "no",
-             "--protected-mode", "no"], stdout=log, stderr=subprocess.STDOUT)
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--daemonize",
+                "no",
+                "--protected-mode",
+                "no",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         import redis
+
         client = redis.Redis(port=self.port, socket_connect_timeout=1)
 
         def answers():
@@ -167,11 +195,12 @@ class Redis:
             except redis.RedisError:
                 assert self.process.poll() is None, (self.folder / "redis.log").read_text()[-2000:]
                 return False
+
         wait_until(answers, 30, "redis-server to answer")
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
-            self.process.terminate()          # SHUTDOWN: the append-only file is complete on disk
+            self.process.terminate()  # SHUTDOWN: the append-only file is complete on disk
             self.process.wait(30)
 
     def restart(self) -> None:
@@ -193,14 +222,19 @@ class Workers:
         log = open(host / "worker.log", "a")
         self.processes[name] = subprocess.Popen(
             [sys.executable, "-m", "grader.scale.distributed", "worker", "--queue", "cpu", "--name", name],
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def log(self, name: str) -> str:
         return (self.folder / name.split("@")[0] / "worker.log").read_text(errors="replace")
 
     def wait_ready(self, names) -> None:
         for name in names:
-            wait_until(lambda: f"{name} ready." in self.log(name) or self._died(name), 90, f"worker {name}")
+            wait_until(lambda name=name: f"{name} ready." in self.log(name) or self._died(name), 90, f"worker {name}")
             assert not self._died(name), self.log(name)[-3000:]
 
     def _died(self, name: str) -> bool:
@@ -242,11 +276,19 @@ def write_problem(root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    missing = [name for name, found in (("redis-server", shutil.which("redis-server")),
-                                        ("initdb", pg_bin("initdb")), ("pg_ctl", pg_bin("pg_ctl"))) if not found]
+    missing = [
+        name
+        for name, found in (
+            ("redis-server", shutil.which("redis-server")),
+            ("initdb", pg_bin("initdb")),
+            ("pg_ctl", pg_bin("pg_ctl")),
+        )
+        if not found
+    ]
     if missing:
-        pytest.skip(f"{', '.join(missing)} not found: install Debian's redis-server and postgresql "
-                    "(bash .ci/services-setup.sh)")
+        pytest.skip(
+            f"{', '.join(missing)} not found: install Debian's redis-server and postgresql (bash .ci/services-setup.sh)"
+        )
     folder = tmp_path_factory.mktemp("cluster")
     postgres, redis_server = Postgres(folder), Redis(folder)
     workers = None
@@ -255,22 +297,33 @@ def cluster(tmp_path_factory):
         db_url = postgres.start()
         redis_server.start()
         write_problem(folder / "problems")
-        env = {"KERNELJUDGE_BROKER": redis_server.url, "KERNELJUDGE_DB": db_url,
-               "KERNELJUDGE_PROBLEMS": str(folder / "problems"),
-               "KERNELJUDGE_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT_S),
-               "KERNELJUDGE_SWEEP_S": str(SWEEP_S),
-               "PYTHONPATH": os.pathsep.join([str(REPO)] + ([os.environ["PYTHONPATH"]]
-                                                             if os.environ.get("PYTHONPATH") else []))}
+        env = {
+            "KERNELJUDGE_BROKER": redis_server.url,
+            "KERNELJUDGE_DB": db_url,
+            "KERNELJUDGE_PROBLEMS": str(folder / "problems"),
+            "KERNELJUDGE_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT_S),
+            "KERNELJUDGE_SWEEP_S": str(SWEEP_S),
+            "PYTHONPATH": os.pathsep.join(
+                [str(REPO)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+            ),
+        }
         os.environ.update(env)
         from grader.scale import distributed
+
         distributed.configure()
         workers = Workers(folder, {**os.environ, **env})
         names = [f"host{i}@kerneljudge-test" for i in range(1, WORKERS + 1)]
         for name in names:
             workers.start(name)
         workers.wait_ready(names)
-        yield {"db": db_url, "redis": redis_server, "workers": workers, "names": names, "folder": folder,
-               "distributed": distributed}
+        yield {
+            "db": db_url,
+            "redis": redis_server,
+            "workers": workers,
+            "names": names,
+            "folder": folder,
+            "distributed": distributed,
+        }
     finally:
         if workers:
             workers.stop_all()
@@ -282,45 +335,69 @@ def cluster(tmp_path_factory):
 
 # --- helpers ---------------------------------------------------------------------------------------------------
 
+
 def make_job(kind: str, n: int, user: str = "tester", slow_ms: int = 0):
     from grader.scale.jobs import Job
+
     slow = f"if (i == 0) usleep({slow_ms * 1000});" if slow_ms else ""
     source = KINDS[kind].replace("{n}", str(n)).replace("{slow}", slow)
-    return Job(problem=PROBLEM, track="cpu", filename=f"{kind}_{n}.cpp", source=source, user=user, mode="test",
-               time_limit_s=HANG_LIMIT_S if kind == "timeout" else None)
+    return Job(
+        problem=PROBLEM,
+        track="cpu",
+        filename=f"{kind}_{n}.cpp",
+        source=source,
+        user=user,
+        mode="test",
+        time_limit_s=HANG_LIMIT_S if kind == "timeout" else None,
+    )
 
 
 def job_rows(db_url: str, ids) -> dict[str, dict]:
     from sqlalchemy import select
-    from grader.scale import distributed
+
     from grader.records import storage
+    from grader.scale import distributed
+
     with storage.engine(db_url).connect() as connection:
-        rows = connection.execute(select(distributed.grading_jobs)
-                                  .where(distributed.grading_jobs.c.job_id.in_(list(ids)))).all()
+        rows = connection.execute(
+            select(distributed.grading_jobs).where(distributed.grading_jobs.c.job_id.in_(list(ids)))
+        ).all()
     return {row.job_id: dict(row._mapping) for row in rows}
 
 
 def submission_counts(db_url: str, ids) -> dict[str, int]:
     from sqlalchemy import func, select
+
     from grader.records import storage
     from grader.records.schema import submissions
+
     with storage.engine(db_url).connect() as connection:
-        rows = connection.execute(select(submissions.c.submission_id, func.count()).where(
-            submissions.c.submission_id.in_(list(ids))).group_by(submissions.c.submission_id)).all()
+        rows = connection.execute(
+            select(submissions.c.submission_id, func.count())
+            .where(submissions.c.submission_id.in_(list(ids)))
+            .group_by(submissions.c.submission_id)
+        ).all()
     return dict(rows)
 
 
 def explain(cluster, ids) -> str:
     """What the unfinished jobs, the broker and the workers were doing (for a failure message)."""
     import redis
+
     rows = job_rows(cluster["db"], ids)
-    lines = [f"unfinished: {job_id} {row['state'] if row else 'no row'} "
-             f"worker={row and row['worker']} attempts={row and row['attempts']}"
-             for job_id in ids for row in [rows.get(job_id)] if not row or row["state"] not in ("done", "failed")]
+    lines = [
+        f"unfinished: {job_id} {row['state'] if row else 'no row'} "
+        f"worker={row and row['worker']} attempts={row and row['attempts']}"
+        for job_id in ids
+        for row in [rows.get(job_id)]
+        if not row or row["state"] not in ("done", "failed")
+    ]
     try:
         client = redis.Redis(port=cluster["redis"].port)
-        lines.append(f"broker: cpu list {client.llen('cpu')}, unacked {client.hlen('unacked')}: "
-                     f"{[v[:300] for v in client.hvals('unacked')]}")
+        lines.append(
+            f"broker: cpu list {client.llen('cpu')}, unacked {client.hlen('unacked')}: "
+            f"{[v[:300] for v in client.hvals('unacked')]}"
+        )
     except redis.RedisError as error:
         lines.append(f"broker: {error}")
     for name in cluster["names"]:
@@ -334,6 +411,7 @@ def finished(db_url: str, ids) -> int:
 
 # --- the tests -------------------------------------------------------------------------------------------------
 
+
 def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
     distributed, db = cluster["distributed"], cluster["db"]
     plan = ["accepted"] * 27 + ["wrong_answer"] * 15 + ["runtime_error"] * 12 + ["timeout"] * 6
@@ -343,22 +421,33 @@ def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
     for job in jobs:
         distributed.enqueue(job, "cpu")
 
-    wait_until(lambda: finished(db, expected) >= 15, 180, "15 jobs to finish",
-               explain=lambda: explain(cluster, expected))
+    wait_until(
+        lambda: finished(db, expected) >= 15, 180, "15 jobs to finish", explain=lambda: explain(cluster, expected)
+    )
     before_restart = finished(db, expected)
-    cluster["redis"].restart()                       # the broker goes away mid-run and comes back
+    cluster["redis"].restart()  # the broker goes away mid-run and comes back
     assert before_restart < len(jobs), "every job finished before the broker restart: nothing was tested"
-    wait_until(lambda: finished(db, expected) == len(jobs), 300, "all 60 jobs to finish", poll_s=0.5,
-               explain=lambda: explain(cluster, expected))
+    wait_until(
+        lambda: finished(db, expected) == len(jobs),
+        300,
+        "all 60 jobs to finish",
+        poll_s=0.5,
+        explain=lambda: explain(cluster, expected),
+    )
     wall = time.monotonic() - started
 
     rows = job_rows(db, expected)
     counts = submission_counts(db, expected)
-    wrong = {job_id: (row["state"], row["status"], kind) for job_id, kind in expected.items()
-             for row in [rows[job_id]] if row["state"] != "done" or row["status"] != kind}
+    wrong = {
+        job_id: (row["state"], row["status"], kind)
+        for job_id, kind in expected.items()
+        for row in [rows[job_id]]
+        if row["state"] != "done" or row["status"] != kind
+    }
     assert not wrong, f"jobs without the right verdict: {wrong}"
     assert counts == {job_id: 1 for job_id in expected}, "every job recorded exactly once"
     from grader.records import storage
+
     for job in jobs[:3] + jobs[-3:]:
         stored = storage.load_submission(rows[job.id]["submission"], db)
         assert stored.verdict.submission_id == job.id and stored.verdict.user == job.user
@@ -368,21 +457,26 @@ def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
     status = {row["queue"]: row for row in distributed.queue_status(db)}
     assert status["cpu"]["queued"] == 0 and status["cpu"]["running"] == 0
     assert status["cpu"]["done"] >= len(jobs) and status["cpu"]["workers"] == WORKERS
-    print(f"\n60 jobs on {WORKERS} workers (2 cores): {wall:.1f} s, {3600 * len(jobs) / wall:.0f} gradings/h; "
-          f"{before_restart} done before the broker restart")
+    print(
+        f"\n60 jobs on {WORKERS} workers (2 cores): {wall:.1f} s, {3600 * len(jobs) / wall:.0f} gradings/h; "
+        f"{before_restart} done before the broker restart"
+    )
 
 
 def test_a_job_delivered_twice_is_graded_where_needed_and_recorded_once(cluster):
     distributed, db = cluster["distributed"], cluster["db"]
     job = make_job("accepted", 1000, user="twice", slow_ms=300)
     distributed.enqueue(job, "cpu")
-    distributed.grade.apply_async(args=[job.to_dict()], queue="cpu")   # a second delivery of the same job
+    distributed.grade.apply_async(args=[job.to_dict()], queue="cpu")  # a second delivery of the same job
     row = distributed.wait_for(job.id, timeout_s=60, db_url=db)
     assert row and row["state"] == "done" and row["status"] == "accepted"
-    time.sleep(3)                                    # let the second run finish (or find the record)
-    distributed.grade.apply_async(args=[job.to_dict()], queue="cpu")   # and a third, long after
-    wait_until(lambda: sum(log.count(f"job {job.id}") for log in map(cluster["workers"].log, cluster["names"]))
-               >= 3, 60, "three runs of the job")
+    time.sleep(3)  # let the second run finish (or find the record)
+    distributed.grade.apply_async(args=[job.to_dict()], queue="cpu")  # and a third, long after
+    wait_until(
+        lambda: sum(log.count(f"job {job.id}") for log in map(cluster["workers"].log, cluster["names"])) >= 3,
+        60,
+        "three runs of the job",
+    )
     assert submission_counts(db, [job.id]) == {job.id: 1}
     logs = "".join(map(cluster["workers"].log, cluster["names"]))
     assert f"job {job.id} was recorded already" in logs, "a redelivered job whose verdict is stored is not graded"
@@ -390,12 +484,16 @@ def test_a_job_delivered_twice_is_graded_where_needed_and_recorded_once(cluster)
 
 def test_a_killed_workers_job_finishes_on_another_worker_recorded_once(cluster):
     distributed, db, workers = cluster["distributed"], cluster["db"], cluster["workers"]
-    job = make_job("accepted", 2000, user="survivor", slow_ms=1000)    # about 6 s of running
+    job = make_job("accepted", 2000, user="survivor", slow_ms=1000)  # about 6 s of running
     distributed.enqueue(job, "cpu")
-    running = wait_until(lambda: (job_rows(db, [job.id]).get(job.id) or {}).get("state") == "running"
-                         and job_rows(db, [job.id])[job.id], 60, "a worker to start the job", poll_s=0.1)
+    running = wait_until(
+        lambda: (job_rows(db, [job.id]).get(job.id) or {}).get("state") == "running" and job_rows(db, [job.id])[job.id],
+        60,
+        "a worker to start the job",
+        poll_s=0.1,
+    )
     victim = running["worker"]
-    time.sleep(1.0)                                   # well inside the job
+    time.sleep(1.0)  # well inside the job
     workers.kill(victim)
     try:
         row = distributed.wait_for(job.id, timeout_s=VISIBILITY_TIMEOUT_S + 90, db_url=db)
@@ -413,7 +511,7 @@ def test_a_job_the_broker_lost_is_sent_again(cluster):
     the job table still has it as queued, and the workers' sweeper sends it again."""
     distributed, db = cluster["distributed"], cluster["db"]
     job = make_job("wrong_answer", 3000, user="lost")
-    distributed._mark(job, "cpu", db, state="queued")                 # recorded as queued, never published
+    distributed._mark(job, "cpu", db, state="queued")  # recorded as queued, never published
     row = distributed.wait_for(job.id, timeout_s=60 + 4 * SWEEP_S, db_url=db)
     assert row is not None, "the lost job was never sent again"
     assert row["state"] == "done" and row["status"] == "wrong_answer" and row["attempts"] == 1
@@ -425,14 +523,33 @@ def test_a_job_the_broker_lost_is_sent_again(cluster):
 def test_enqueue_wait_and_queue_status_commands(cluster, tmp_path):
     source = tmp_path / "wrong.cpp"
     source.write_text(WRONG.replace("{n}", "cli"))
-    command = [sys.executable, "-m", "grader.scale.distributed", "enqueue", PROBLEM, str(source), "--mode", "test",
-               "--user", "cli", "--wait", "--timeout", "90", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "grader.scale.distributed",
+        "enqueue",
+        PROBLEM,
+        str(source),
+        "--mode",
+        "test",
+        "--user",
+        "cli",
+        "--wait",
+        "--timeout",
+        "90",
+        "--json",
+    ]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=150)
-    assert result.returncode == 1, result.stderr            # graded, not accepted
+    assert result.returncode == 1, result.stderr  # graded, not accepted
     verdict = json.loads(result.stdout)
     assert verdict["status"] == "wrong_answer" and verdict["user"] == "cli"
-    status = subprocess.run([sys.executable, "-m", "grader.scale.distributed", "queue", "status", "--json"], cwd=REPO,
-                            capture_output=True, text=True, timeout=60)
+    status = subprocess.run(
+        [sys.executable, "-m", "grader.scale.distributed", "queue", "status", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert status.returncode == 0, status.stderr
     cpu = {row["queue"]: row for row in json.loads(status.stdout)}["cpu"]
     assert cpu["done"] >= 60 and cpu["queued"] == 0 and cpu["workers"] == WORKERS

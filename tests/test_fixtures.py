@@ -7,11 +7,11 @@ the last test grades a reference solution again to prove the grader still works 
 from pathlib import Path
 
 import pytest
-
 from conftest import fixture_params
+
 from grader.judge import pipeline
+from grader.judge.status import Status
 from grader.problems import solutions
-from grader.judge import status as S
 from grader.problems.spec import load_problem
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -19,8 +19,14 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.mark.parametrize("fixture", fixture_params(FIXTURES))
 def test_fixture_gets_its_verdict(fixture):
-    verdict = pipeline.grade(load_problem(fixture.problem), fixture.path.read_bytes(), fixture.path.name,
-                             track=fixture.track, mode=fixture.mode, time_limit_s=fixture.time_limit_s)
+    verdict = pipeline.grade(
+        load_problem(fixture.problem),
+        fixture.path.read_bytes(),
+        fixture.path.name,
+        track=fixture.track,
+        mode=fixture.mode,
+        time_limit_s=fixture.time_limit_s,
+    )
     assert verdict.status == fixture.expect, verdict.message
     assert fixture.message in verdict.message
 
@@ -29,5 +35,5 @@ def test_fixture_gets_its_verdict(fixture):
 def test_reference_still_accepted_after_bad_fixtures(track):
     best = solutions.best("softmax", track)
     verdict = pipeline.grade(load_problem("softmax"), best.read_bytes(), best.name, track=track)
-    assert verdict.status == S.ACCEPTED, verdict.message
-    assert all(t.status == S.ACCEPTED for t in verdict.tests)
+    assert verdict.status == Status.ACCEPTED, verdict.message
+    assert all(t.status == Status.ACCEPTED for t in verdict.tests)

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import read_fixture
 from sqlalchemy import delete, func, select
 
-from conftest import read_fixture
-from grader.scale import grade_many
 from grader.judge import pipeline
+from grader.problems.spec import load_problem
 from grader.records import storage
 from grader.records.schema import submissions
-from grader.problems.spec import load_problem
+from grader.scale import grade_many
 
 REPO = Path(__file__).resolve().parents[1]
 PROBLEM = "softmax-mini"
@@ -63,22 +63,40 @@ def stored_ids(db: str) -> list[str]:
 
 def run(folder: Path, out: Path, db: str, **options) -> grade_many.Summary:
     items, _notes = grade_many.collect(folder, mode="test", time_limit_s=TIME_LIMIT_S, out=out, tracks=["cpu"])
-    return grade_many.grade_many(items, out=out, db_url=db, show_progress=False, cpu_workers=2,
-                                 compile_workers=2, **options)
+    return grade_many.grade_many(
+        items, out=out, db_url=db, show_progress=False, cpu_workers=2, compile_workers=2, **options
+    )
 
 
 def test_folder_gives_the_verdicts_of_one_by_one_grading(problems):
-    folder = problems / "in" / PROBLEM              # the problem comes from the folder's name
+    folder = problems / "in" / PROBLEM  # the problem comes from the folder's name
     folder.mkdir(parents=True)
-    sources = sorted((REPO / "tests" / "fixtures" / "softmax").glob("*.cpp")) + \
-        sorted((REPO / "solutions" / "softmax").glob("*.cpp"))
+    sources = sorted((REPO / "tests" / "fixtures" / "softmax").glob("*.cpp")) + sorted(
+        (REPO / "solutions" / "softmax").glob("*.cpp")
+    )
     for path in sources:
         shutil.copy(path, folder / path.name)
     out, db = problems / "out.jsonl", f"sqlite:///{problems / 'kj.db'}"
     summary_file = problems / "summary.json"
-    command = [sys.executable, "-m", "grader.scale.grade_many", str(problems / "in"), "--mode", "test",
-               "--time-limit", str(TIME_LIMIT_S), "--out", str(out), "--db", db, "--workers", "2",
-               "--summary-json", str(summary_file), "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "grader.scale.grade_many",
+        str(problems / "in"),
+        "--mode",
+        "test",
+        "--time-limit",
+        str(TIME_LIMIT_S),
+        "--out",
+        str(out),
+        "--db",
+        db,
+        "--workers",
+        "2",
+        "--summary-json",
+        str(summary_file),
+        "--quiet",
+    ]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     batch = {Path(line["file"]).name: line for line in lines(out)}
@@ -87,8 +105,9 @@ def test_folder_gives_the_verdicts_of_one_by_one_grading(problems):
 
     problem = load_problem(PROBLEM)
     for path in sources:
-        alone = pipeline.grade(problem, path.read_bytes(), path.name, track="cpu", mode="test",
-                               time_limit_s=TIME_LIMIT_S)
+        alone = pipeline.grade(
+            problem, path.read_bytes(), path.name, track="cpu", mode="test", time_limit_s=TIME_LIMIT_S
+        )
         line = batch[path.name]
         assert line["status"] == alone.status, f"{path.name}: {line['message']} / {alone.message}"
         assert [t["status"] for t in line["tests"]] == [t.status for t in alone.tests], path.name
@@ -103,7 +122,7 @@ def test_identical_sources_are_graded_once(problems):
     folder = problems / "in" / PROBLEM
     folder.mkdir(parents=True)
     (folder / "alice.cpp").write_text(RIGHT)
-    (folder / "bob.cpp").write_text(RIGHT)           # the same bytes under another name
+    (folder / "bob.cpp").write_text(RIGHT)  # the same bytes under another name
     (folder / "carol.cpp").write_text(WRONG)
     out, db = problems / "out.jsonl", f"sqlite:///{problems / 'kj.db'}"
     summary = run(problems / "in", out, db)
@@ -137,11 +156,15 @@ def test_running_again_resumes_where_it_stopped(problems):
     assert (second.resumed, second.from_database, second.graded) == (2, 1, 1)
     again = lines(out)
     assert sorted(line["submission_id"] for line in again) == sorted(line["submission_id"] for line in complete)
-    assert {line["submission_id"]: line["status"] for line in again} == \
-        {line["submission_id"]: line["status"] for line in complete}
+    assert {line["submission_id"]: line["status"] for line in again} == {
+        line["submission_id"]: line["status"] for line in complete
+    }
     with storage.engine(db).connect() as connection:
-        counts = dict(connection.execute(select(submissions.c.submission_id, func.count())
-                                         .group_by(submissions.c.submission_id)).all())
+        counts = dict(
+            connection.execute(
+                select(submissions.c.submission_id, func.count()).group_by(submissions.c.submission_id)
+            ).all()
+        )
     assert counts == {line["submission_id"]: 1 for line in complete}, "each job stored exactly once"
 
     third = run(problems / "in", out, db)
@@ -153,10 +176,16 @@ def test_manifest_gives_users_and_problems(problems):
     (problems / "subs").mkdir()
     (problems / "subs" / "k.cpp").write_text(RIGHT)
     manifest = problems / "batch.jsonl"
-    manifest.write_text("\n".join(json.dumps(line) for line in [
-        {"problem": PROBLEM, "file": "subs/k.cpp", "user": "ann"},
-        {"problem": PROBLEM, "file": str(problems / "subs" / "k.cpp"), "user": "ben"},
-    ]) + "\n")
+    manifest.write_text(
+        "\n".join(
+            json.dumps(line)
+            for line in [
+                {"problem": PROBLEM, "file": "subs/k.cpp", "user": "ann"},
+                {"problem": PROBLEM, "file": str(problems / "subs" / "k.cpp"), "user": "ben"},
+            ]
+        )
+        + "\n"
+    )
     items, _ = grade_many.collect(manifest, mode="test", out=None, tracks=["cpu"])
     summary = grade_many.grade_many(items, record=False, show_progress=False, stream=(sink := _Sink()))
     assert (summary.graded, summary.duplicates) == (1, 1)
@@ -164,7 +193,7 @@ def test_manifest_gives_users_and_problems(problems):
     assert all(line["status"] == "accepted" for line in sink.lines)
 
     manifest.write_text('{"file": "subs/k.cpp"}\n')
-    with pytest.raises(grade_many.UsageError, match="no \"problem\""):
+    with pytest.raises(grade_many.UsageError, match='no "problem"'):
         grade_many.collect(manifest, tracks=["cpu"])
 
 

@@ -11,10 +11,10 @@ import torch
 import yaml
 from typer.testing import CliRunner
 
-from grader.judge import check
-from grader.cli.main import app
-from grader.problems.spec import TRACKS, SpecError, load_all, load_problem
 from grader.build.toolchain import detect
+from grader.cli.main import app
+from grader.judge import check
+from grader.problems.spec import TRACKS, SpecError, load_all, load_problem
 
 SLUGS = ["attention", "fused-softmax", "matmul", "softmax"]
 runner = CliRunner()
@@ -50,8 +50,9 @@ def test_reference_and_baseline_agree_on_a_small_test(slug):
     (expected,) = check.reference_outputs(problem, size_set, arrays).values()
     output = problem.output_params[0]
     assert tuple(expected.shape) == problem.shape(output, size_set.sizes)
-    inputs = {p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes))
-              for p in problem.input_params}
+    inputs = {
+        p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes)) for p in problem.input_params
+    }
     baseline = problem.reference_module.baseline(**inputs, **size_set.sizes)
     assert torch.allclose(baseline, expected, rtol=1e-12, atol=1e-12)
 

@@ -16,14 +16,13 @@ from pathlib import Path
 from urllib.parse import urldefrag
 
 import pytest
-
-from grader.records import leaderboard
-from grader.judge import pipeline
-from grader.records import storage
-from grader.judge import status as S
-from grader.site.render import render_site
-from grader.problems.spec import list_slugs, load_problem
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
+
+from grader.judge import pipeline
+from grader.judge.status import Status
+from grader.problems.spec import list_slugs, load_problem
+from grader.records import leaderboard, storage
+from grader.site.render import render_site
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -36,21 +35,37 @@ def site(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("site")
     db = f"sqlite:///{folder / 'results.db'}"
     best = verdict("alice", [98.0, 196.0])
-    for v in [verdict("alice", [140.0, 260.0]), best, verdict("bob", [120.0, 231.0]),
-              verdict("ref:04_online.cu", [95.0, 188.0]), verdict("ref:01_naive.cu", [2900.0, 7400.0]),
-              verdict("carol", [], status=S.WRONG_ANSWER, message="test primes (M=37, N=1013): output: first bad "
-                      "element at index 17: got 0.5, expected 0.00102"),
-              verdict("dave", [], status=S.COMPILE_ERROR, message="solve.cu(12): error: expected a \";\"\n"
-                      "      for (int j = 0; j < N; j++\n                                ^\n1 error detected"),
-              verdict("erin", [120.0, 240.0], device=A100)]:
+    for v in [
+        verdict("alice", [140.0, 260.0]),
+        best,
+        verdict("bob", [120.0, 231.0]),
+        verdict("ref:04_online.cu", [95.0, 188.0]),
+        verdict("ref:01_naive.cu", [2900.0, 7400.0]),
+        verdict(
+            "carol",
+            [],
+            status=Status.WRONG_ANSWER,
+            message="test primes (M=37, N=1013): output: first bad element at index 17: got 0.5, expected 0.00102",
+        ),
+        verdict(
+            "dave",
+            [],
+            status=Status.COMPILE_ERROR,
+            message='solve.cu(12): error: expected a ";"\n'
+            "      for (int j = 0; j < N; j++\n                                ^\n1 error detected",
+        ),
+        verdict("erin", [120.0, 240.0], device=A100),
+    ]:
         storage.save_verdict(v, SOURCE, db)
-    storage.save_baseline("softmax", H100, "cuda", benchmarks([140.0, 275.0]), source="torch.softmax(input, dim=1)",
-                          db_url=db)
+    storage.save_baseline(
+        "softmax", H100, "cuda", benchmarks([140.0, 275.0]), source="torch.softmax(input, dim=1)", db_url=db
+    )
     softmax = load_problem("softmax")
     graded = []
     for path in sorted((REPO / "solutions" / "softmax").glob("*.cpp")):
-        graded.append(pipeline.grade(softmax, path.read_bytes(), path.name, track="cpu", mode="submit",
-                                     user=f"ref:{path.name}"))
+        graded.append(
+            pipeline.grade(softmax, path.read_bytes(), path.name, track="cpu", mode="submit", user=f"ref:{path.name}")
+        )
         storage.save_verdict(graded[-1], path.read_text(), db)
     out = folder / "out"
     pages = render_site(out, db)
@@ -71,11 +86,11 @@ def test_every_page_is_written(site):
 
 def test_problem_page_has_mathml_leaderboards_and_chart(site):
     html = (site["out"] / "problems" / "softmax.html").read_text()
-    statement = html[html.index('id="statement"'):html.index('id="spec"')]
+    statement = html[html.index('id="statement"') : html.index('id="spec"')]
     assert statement.count("<math") > 5 and "$" not in statement and 'class="tex"' not in statement
     assert html.count('class="chart"') == len(leaderboard.boards("softmax", db_url=site["db"])) >= 2
     assert "NVIDIA H100 80GB HBM3" in html and "baseline" in html and "reference" in html
-    assert [v.status for v in site["graded"]] == [S.ACCEPTED] * len(site["graded"])
+    assert [v.status for v in site["graded"]] == [Status.ACCEPTED] * len(site["graded"])
 
 
 def test_submission_page_shows_verdict_benchmarks_and_source(site):
@@ -119,14 +134,18 @@ def _problems(browser, base: str) -> list[str]:
     return found
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium "
-                                                   "(apt-get install -y chromium)")
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install -y chromium)"
+)
 def test_pages_in_headless_chromium(site, served, tmp_path):
     from cdp import Browser
 
     pages = sorted(p.relative_to(site["out"]).as_posix() for p in site["pages"])
-    shots = {"index": "index.html", "problem": "problems/softmax.html",
-             "submission": f"submissions/{site['submission']}.html"}
+    shots = {
+        "index": "index.html",
+        "problem": "problems/softmax.html",
+        "submission": f"submissions/{site['submission']}.html",
+    }
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     checked_links: dict[str, str] = {}
     browser = Browser(str(CHROMIUM), tmp_path / "profile")
@@ -136,8 +155,9 @@ def test_pages_in_headless_chromium(site, served, tmp_path):
             for page in pages if view != "dark" else list(shots.values()):
                 browser.open(served + page)
                 assert _problems(browser, served) == [], page
-                assert browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), \
+                assert browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (
                     f"{page} is wider than a {width}px screen"
+                )
                 background = browser.evaluate("getComputedStyle(document.body).backgroundColor")
                 assert background == ("rgb(13, 17, 23)" if dark else "rgb(255, 255, 255)"), page
                 if view == "light":
@@ -170,7 +190,9 @@ def _check_math(browser, page: str) -> None:
     if not load_problem(slug).statement_path.is_file():
         return
     assert browser.evaluate("document.querySelectorAll('#statement math').length") > 0, page
-    assert browser.evaluate("document.querySelector('#statement math').namespaceURI") == \
-        "http://www.w3.org/1998/Math/MathML", page
+    assert (
+        browser.evaluate("document.querySelector('#statement math').namespaceURI")
+        == "http://www.w3.org/1998/Math/MathML"
+    ), page
     text = browser.evaluate("document.getElementById('statement').innerText")
     assert "$$" not in text and "\\frac" not in text, page

@@ -6,8 +6,8 @@ import multiprocessing
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import Iterator
 
 import pytest
 from alembic import command
@@ -16,19 +16,26 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import JSON, column, create_engine, func, inspect, select, table
 from sqlalchemy.engine import make_url
-
-from grader.records import leaderboard
-from grader.records import storage
-from grader.judge import status as S
-from grader.records.schema import benchmark_results, metadata, submissions, test_results
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
+from grader.judge.status import Status
+from grader.records import leaderboard, storage
+from grader.records.schema import benchmark_results, metadata, submissions, test_results
 
-POSTGRES = os.environ.get("KERNELJUDGE_TEST_POSTGRES")   # e.g. postgresql+psycopg://postgres@127.0.0.1/postgres
+POSTGRES = os.environ.get("KERNELJUDGE_TEST_POSTGRES")  # e.g. postgresql+psycopg://postgres@127.0.0.1/postgres
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
-    not POSTGRES, reason="set KERNELJUDGE_TEST_POSTGRES to a PostgreSQL server URL to run on PostgreSQL too"))])
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param(
+            "postgresql",
+            marks=pytest.mark.skipif(
+                not POSTGRES, reason="set KERNELJUDGE_TEST_POSTGRES to a PostgreSQL server URL to run on PostgreSQL too"
+            ),
+        ),
+    ]
+)
 def db(request, tmp_path) -> Iterator[str]:
     """A fresh, empty database: a SQLite file, or a new database on the PostgreSQL server."""
     if request.param == "sqlite":
@@ -57,7 +64,10 @@ def test_round_trip_keeps_everything(db):
 
     (summary,) = storage.list_submissions(user="alice", db_url=db)
     assert (summary.submission_id, summary.score_us, summary.device_name) == (
-        original.submission_id, original.score_us, H100["name"])
+        original.submission_id,
+        original.score_us,
+        H100["name"],
+    )
     assert storage.list_submissions(user="bob", db_url=db) == []
 
 
@@ -75,19 +85,30 @@ def test_default_location_and_environment(tmp_path, monkeypatch):
 
 
 def test_leaderboard_best_per_user_with_marked_rows(db):
-    for v in [verdict("alice", [300.0, 400.0]), verdict("alice", [100.0, 200.0]), verdict("bob", [150.0, 260.0]),
-              verdict("ref:04_online.cu", [95.0, 190.0]), verdict("ref:01_naive.cu", [4000.0, 9000.0]),
-              verdict("carol", [10.0, 10.0], status=S.WRONG_ANSWER), verdict("dave", [50.0, 60.0], mode="test"),
-              verdict("erin", [80.0, 90.0], device=A100)]:
+    for v in [
+        verdict("alice", [300.0, 400.0]),
+        verdict("alice", [100.0, 200.0]),
+        verdict("bob", [150.0, 260.0]),
+        verdict("ref:04_online.cu", [95.0, 190.0]),
+        verdict("ref:01_naive.cu", [4000.0, 9000.0]),
+        verdict("carol", [10.0, 10.0], status=Status.WRONG_ANSWER),
+        verdict("dave", [50.0, 60.0], mode="test"),
+        verdict("erin", [80.0, 90.0], device=A100),
+    ]:
         storage.save_verdict(v, SOURCE, db)
-    storage.save_baseline("softmax", H100, "cuda", benchmarks([200.0, 400.0]), source="torch.softmax(x, dim=1)",
-                          db_url=db)
+    storage.save_baseline(
+        "softmax", H100, "cuda", benchmarks([200.0, 400.0]), source="torch.softmax(x, dim=1)", db_url=db
+    )
 
     h100, a100 = leaderboard.boards("softmax", db_url=db)
     assert (h100.device, a100.device) == (H100["name"], A100["name"])
     assert [(e.rank, e.user, e.kind) for e in h100.entries] == [
-        (None, "ref:04_online.cu", "reference"), (1, "alice", "user"), (2, "bob", "user"),
-        (None, "pytorch", "baseline"), (None, "ref:01_naive.cu", "reference")]
+        (None, "ref:04_online.cu", "reference"),
+        (1, "alice", "user"),
+        (2, "bob", "user"),
+        (None, "pytorch", "baseline"),
+        (None, "ref:01_naive.cu", "reference"),
+    ]
     alice = h100.entries[1]
     assert alice.score_us == pytest.approx((100.0 * 200.0) ** 0.5)
     assert h100.baseline_us == pytest.approx((200.0 * 400.0) ** 0.5)
@@ -111,7 +132,7 @@ def test_concurrent_writer_processes_lose_nothing(db):
     create the schema too."""
     workers, each = 6, 15
     context = multiprocessing.get_context("spawn")
-    start_at = time.time() + 3.0                 # the spawned interpreters import the grader meanwhile
+    start_at = time.time() + 3.0  # the spawned interpreters import the grader meanwhile
     processes = [context.Process(target=_write_many, args=(db, w, each, start_at)) for w in range(workers)]
     for p in processes:
         p.start()
@@ -120,10 +141,12 @@ def test_concurrent_writer_processes_lose_nothing(db):
     assert [p.exitcode for p in processes] == [0] * workers
 
     with storage.engine(db).connect() as connection:
-        counts = [connection.execute(select(func.count()).select_from(t)).scalar()
-                  for t in (submissions, test_results, benchmark_results)]
+        counts = [
+            connection.execute(select(func.count()).select_from(t)).scalar()
+            for t in (submissions, test_results, benchmark_results)
+        ]
     assert counts == [workers * each, workers * each * 2, workers * each * 2]
-    board, = leaderboard.boards("softmax", db_url=db)
+    (board,) = leaderboard.boards("softmax", db_url=db)
     assert sorted(e.user for e in board.entries) == [f"user{w}" for w in range(workers)]
 
 
@@ -141,19 +164,42 @@ def test_upgrade_from_an_empty_database_matches_the_schema(db):
 
 def test_upgrade_from_the_initial_revision_keeps_data(db):
     """A row written by revision 0001's schema survives the upgrade that the next first use runs."""
-    row = {"submission_id": "old0001", "user": "alice", "problem": "softmax", "track": "cuda", "mode": "submit",
-           "status": S.ACCEPTED, "message": "all tests passed", "score_us": 123.0, "source": SOURCE,
-           "source_sha256": "ab" * 32, "created_at": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
-           "device_name": H100["name"], "device_driver": H100["driver"], "device": H100, "toolchain": {},
-           "stages_s": {}, "grader_version": "0.1.0"}
+    row = {
+        "submission_id": "old0001",
+        "user": "alice",
+        "problem": "softmax",
+        "track": "cuda",
+        "mode": "submit",
+        "status": Status.ACCEPTED,
+        "message": "all tests passed",
+        "score_us": 123.0,
+        "source": SOURCE,
+        "source_sha256": "ab" * 32,
+        "created_at": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
+        "device_name": H100["name"],
+        "device_driver": H100["driver"],
+        "device": H100,
+        "toolchain": {},
+        "stages_s": {},
+        "grader_version": "0.1.0",
+    }
     with create_engine(db).begin() as connection:
         command.upgrade(storage.alembic_config(connection), "0001")
-        connection.execute(table("submissions", *(column(name, JSON if isinstance(value, dict) else None)
-                                                  for name, value in row.items())).insert().values(**row))
+        connection.execute(
+            table(
+                "submissions", *(column(name, JSON if isinstance(value, dict) else None) for name, value in row.items())
+            )
+            .insert()
+            .values(**row)
+        )
 
     stored = storage.load_submission("old0001", db)
     assert (stored.verdict.user, stored.verdict.score_us, stored.verdict.device, stored.source) == (
-        "alice", 123.0, H100, SOURCE)
+        "alice",
+        123.0,
+        H100,
+        SOURCE,
+    )
     assert stored.created_at == row["created_at"]
     with create_engine(db).connect() as connection:
         assert MigrationContext.configure(connection).get_current_revision() == _head()

@@ -27,6 +27,7 @@ LOG2E = torch.tensor(math.log2(math.e), dtype=F32)
 
 # --- rounding emulation --------------------------------------------------------------------------------------
 
+
 def tf32(x: torch.Tensor) -> torch.Tensor:
     """Round float32 values to TF32 (10 explicit mantissa bits), to nearest, as cvt.rna.tf32 does."""
     bits = x.to(F32).contiguous().view(torch.int32)
@@ -57,7 +58,7 @@ def matmul_3xtf32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     acc = torch.zeros(a.shape[0], b.shape[1], dtype=torch.float64)
     for k in range(0, a.shape[1], 8):
         for x, y in ((a_small, b_big), (a_big, b_small), (a_big, b_big)):
-            acc = round_toward_zero(acc + x[:, k:k + 8].double() @ y[k:k + 8].double()).double()
+            acc = round_toward_zero(acc + x[:, k : k + 8].double() @ y[k : k + 8].double()).double()
     return acc.to(F32)
 
 
@@ -65,7 +66,7 @@ def matmul_sequential(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """One float32 accumulator per output, k = 0, 1, 2, ...: the worst common order (rounding grows like K)."""
     acc = torch.zeros(a.shape[0], b.shape[1], dtype=F32)
     for k in range(a.shape[1]):
-        acc += a[:, k:k + 1] * b[k:k + 1, :]
+        acc += a[:, k : k + 1] * b[k : k + 1, :]
     return acc
 
 
@@ -73,7 +74,7 @@ def matmul_blocked(a: torch.Tensor, b: torch.Tensor, block: int = 256) -> torch.
     """Partial products over blocks of k, added into one float32 accumulator (split-k, tiled kernels)."""
     acc = torch.zeros(a.shape[0], b.shape[1], dtype=F32)
     for k in range(0, a.shape[1], block):
-        acc += a[:, k:k + block] @ b[k:k + block, :]
+        acc += a[:, k : k + block] @ b[k : k + block, :]
     return acc
 
 
@@ -85,7 +86,7 @@ def fast_exp(x: torch.Tensor) -> torch.Tensor:
 def softmax_sequential(s: torch.Tensor) -> torch.Tensor:
     """Max, fast exp, a row sum accumulated one column at a time in float32, then divide."""
     e = fast_exp(s - s.max(dim=1, keepdim=True).values)
-    total = np.add.accumulate(e.numpy(), axis=1)[:, -1:]   # numpy accumulates in order, in float32
+    total = np.add.accumulate(e.numpy(), axis=1)[:, -1:]  # numpy accumulates in order, in float32
     return e / torch.from_numpy(total)
 
 
@@ -94,7 +95,7 @@ def softmax_online(s: torch.Tensor, tile: int = 64) -> torch.Tensor:
     m = torch.full((s.shape[0], 1), -math.inf, dtype=F32)
     total = torch.zeros(s.shape[0], 1, dtype=F32)
     for j in range(0, s.shape[1], tile):
-        block = s[:, j:j + tile]
+        block = s[:, j : j + tile]
         new_m = torch.maximum(m, block.max(dim=1, keepdim=True).values)
         total = total * fast_exp(m - new_m) + fast_exp(block - new_m).sum(dim=1, keepdim=True)
         m = new_m
@@ -108,11 +109,11 @@ def attention_flash(q, k, v, tile: int = 64) -> torch.Tensor:
     total = torch.zeros(q.shape[0], 1, dtype=F32)
     acc = torch.zeros(q.shape[0], v.shape[1], dtype=F32)
     for j in range(0, k.shape[0], tile):
-        s = (q @ k[j:j + tile].T) * scale
+        s = (q @ k[j : j + tile].T) * scale
         new_m = torch.maximum(m, s.max(dim=1, keepdim=True).values)
         p, rescale = torch.exp2(s - new_m), torch.exp2(m - new_m)
         total = total * rescale + p.sum(dim=1, keepdim=True)
-        acc = acc * rescale + p @ v[j:j + tile]
+        acc = acc * rescale + p @ v[j : j + tile]
         m = new_m
     return acc / total
 
@@ -140,7 +141,8 @@ FLOAT32 = {  # must pass everywhere
     "attention": {
         "torch float32": lambda Q, K, V: attention_three_kernels(Q, K, V),
         "sequential sums, __expf": lambda Q, K, V: matmul_sequential(
-            softmax_sequential(matmul_sequential(Q, K.T) / math.sqrt(Q.shape[1])), V),
+            softmax_sequential(matmul_sequential(Q, K.T) / math.sqrt(Q.shape[1])), V
+        ),
         "flash, tiles of 64 keys": attention_flash,
         "3xTF32": lambda Q, K, V: attention_three_kernels(Q, K, V, matmul=matmul_3xtf32),
     },
@@ -171,12 +173,28 @@ LOW_PRECISION = {  # must fail on the large sets
 
 # (size set: a test of the spec by name, or sizes), whether low precision must fail there
 CASES = {
-    "matmul": [({"M": 64, "N": 64, "K": 4096}, True), ({"M": 32, "N": 32, "K": 8192}, True), ("deep_k", False),
-               ("primes", False), ("one_past_tiles", False), ("one_element", False)],
-    "fused-softmax": [({"M": 32, "N": 2048, "K": 128}, True), ({"M": 16, "N": 512, "K": 2048}, True),
-                      ("large_logits", True), ("primes", False), ("one_column", False)],
-    "attention": [({"M": 64, "N": 4096, "d": 64}, True), ({"M": 32, "N": 512, "d": 1024}, True),
-                  ("long_keys", True), ("d_one", False), ("tiny_odd", False)],
+    "matmul": [
+        ({"M": 64, "N": 64, "K": 4096}, True),
+        ({"M": 32, "N": 32, "K": 8192}, True),
+        ("deep_k", False),
+        ("primes", False),
+        ("one_past_tiles", False),
+        ("one_element", False),
+    ],
+    "fused-softmax": [
+        ({"M": 32, "N": 2048, "K": 128}, True),
+        ({"M": 16, "N": 512, "K": 2048}, True),
+        ("large_logits", True),
+        ("primes", False),
+        ("one_column", False),
+    ],
+    "attention": [
+        ({"M": 64, "N": 4096, "d": 64}, True),
+        ({"M": 32, "N": 512, "d": 1024}, True),
+        ("long_keys", True),
+        ("d_one", False),
+        ("tiny_odd", False),
+    ],
     "softmax": [("primes", True), ("short_wide", True), ("large_logits", True), ("huge_negatives", False)],
 }
 
@@ -206,9 +224,15 @@ def case(slug: str, which) -> tuple:
 
 def params(slug: str, only_large: bool = False) -> list:
     """pytest params (slug, size set), with ids like matmul-M64_N64_K4096 or matmul-primes."""
-    return [pytest.param(slug, w if isinstance(w, str) else tuple(w.items()),
-                         id=f"{slug}-{w if isinstance(w, str) else '_'.join(f'{k}{v}' for k, v in w.items())}")
-            for w, large in CASES[slug] if large or not only_large]
+    return [
+        pytest.param(
+            slug,
+            w if isinstance(w, str) else tuple(w.items()),
+            id=f"{slug}-{w if isinstance(w, str) else '_'.join(f'{k}{v}' for k, v in w.items())}",
+        )
+        for w, large in CASES[slug]
+        if large or not only_large
+    ]
 
 
 def margin(got: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> float:

@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import harness
-from grader.sandbox import local as sandbox
-from grader.problems.spec import Problem
+from grader import settings
 from grader.build.toolchain import Toolchain, detect
+from grader.problems.spec import Problem
+from grader.sandbox import local as sandbox
 
-COMPILE_LIMITS = sandbox.Limits(wall_s=180, cpu_s=600, memory_bytes=8 << 30, file_bytes=1 << 30,
-                                disk_bytes=2 << 30, processes=256)
+COMPILE_LIMITS = sandbox.Limits(
+    wall_s=180, cpu_s=600, memory_bytes=8 << 30, file_bytes=1 << 30, disk_bytes=2 << 30, processes=256
+)
 FORBIDDEN_SYMBOLS = ("dlopen", "dlmopen", "dlsym", "dlvsym")
 SHIM_VERSION = "1"
 EXTENSIONS = {"cuda": ".cu", "cpu": ".cpp"}
@@ -39,11 +41,11 @@ class Build:
     log: str
     cached: bool
     seconds: float
-    refused: str = ""      # why a library that compiled is still not allowed to run
+    refused: str = ""  # why a library that compiled is still not allowed to run
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("KERNELJUDGE_CACHE", Path.home() / ".cache" / "kerneljudge"))
+    return Path(settings.CACHE.get())
 
 
 def track_for(path: Path) -> str | None:
@@ -59,9 +61,23 @@ def submission_flags(track: str, tools: Toolchain, in_container: bool = False) -
     if track == "cuda":
         if not tools.nvcc:
             raise RuntimeError("the CUDA track needs nvcc, and none was found")
-        arch = tools.gpu.arch if tools.gpu else os.environ.get("KERNELJUDGE_CUDA_ARCH", "sm_90")
-        return [tools.nvcc, "-O3", "-std=c++17", f"-arch={arch}", "-shared", "-Xcompiler", "-fPIC",
-                "-cudart", "shared", "-Xlinker", "-z", "-Xlinker", "defs", "-lineinfo"]
+        arch = tools.gpu.arch if tools.gpu else settings.CUDA_ARCH.get()
+        return [
+            tools.nvcc,
+            "-O3",
+            "-std=c++17",
+            f"-arch={arch}",
+            "-shared",
+            "-Xcompiler",
+            "-fPIC",
+            "-cudart",
+            "shared",
+            "-Xlinker",
+            "-z",
+            "-Xlinker",
+            "defs",
+            "-lineinfo",
+        ]
     if not tools.gxx:
         raise RuntimeError("the CPU track needs g++, and none was found")
     return [tools.gxx, "-O3", "-march=native", "-fopenmp", "-std=c++17", "-shared", "-fPIC", "-Wl,-z,defs"]
@@ -76,11 +92,13 @@ def shim_source(problem: Problem, include_name: str) -> str:
         else:
             args.append(f"static_cast<{param.type}>(p[{pointer}])")
             pointer += 1
-    return (f"// kerneljudge shim v{SHIM_VERSION}: the submission, and one entry point with a fixed ABI.\n"
-            f'#include "{include_name}"\n'
-            f'extern "C" void kerneljudge_entry(void** p, const int* n) {{\n'
-            f"    solve({', '.join(args)});\n"
-            f"}}\n")
+    return (
+        f"// kerneljudge shim v{SHIM_VERSION}: the submission, and one entry point with a fixed ABI.\n"
+        f'#include "{include_name}"\n'
+        f'extern "C" void kerneljudge_entry(void** p, const int* n) {{\n'
+        f"    solve({', '.join(args)});\n"
+        f"}}\n"
+    )
 
 
 def _safe_name(filename: str, track: str) -> str:
@@ -103,8 +121,16 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
     flags = submission_flags(track, tools, in_container=getattr(run, "kind", "local") == "docker")
     name = _safe_name(filename, track)
     shim = shim_source(problem, name)
-    key = _key(track, source, name, shim, " ".join(flags), tools.describe(track), tools.cpu_model,
-               getattr(run, "toolchain_id", "local"))
+    key = _key(
+        track,
+        source,
+        name,
+        shim,
+        " ".join(flags),
+        tools.describe(track),
+        tools.cpu_model,
+        getattr(run, "toolchain_id", "local"),
+    )
     entry = cache_root() / "builds" / key
     started = time.monotonic()
     if (entry / "lib.so").is_file():
@@ -120,13 +146,23 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
         (workdir / shim_name).write_text(shim)
         for path in (workdir / name, workdir / shim_name):
             path.chmod(0o444)
-        outcome = run(flags + ["-o", "lib.so", shim_name], workdir, limits=COMPILE_LIMITS, uid=uid,
-                              env={"PATH": "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"})
+        outcome = run(
+            flags + ["-o", "lib.so", shim_name],
+            workdir,
+            limits=COMPILE_LIMITS,
+            uid=uid,
+            env={"PATH": "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"},
+        )
         log = _clean_log(outcome.stdout + outcome.stderr, workdir)
         library = workdir / "lib.so"
         if outcome.timed_out:
-            return Build(False, None, f"compilation took longer than {COMPILE_LIMITS.wall_s:.0f} s", False,
-                         time.monotonic() - started)
+            return Build(
+                False,
+                None,
+                f"compilation took longer than {COMPILE_LIMITS.wall_s:.0f} s",
+                False,
+                time.monotonic() - started,
+            )
         if outcome.returncode != 0 or not library.is_file():
             log = log or f"the compiler exited with status {outcome.returncode}"
             if re.search(r"^kerneljudge_shim\S*.*error", log, re.MULTILINE):
@@ -158,8 +194,9 @@ def _store(entry: Path, name: str, data: bytes) -> Path:
 def _refusal(library: Path) -> str:
     """Why a compiled library may not run: it imports the dynamic loader (to reach other libraries)."""
     try:
-        out = subprocess.run(["nm", "-D", "--undefined-only", str(library)], capture_output=True, text=True,
-                             timeout=30).stdout
+        out = subprocess.run(
+            ["nm", "-D", "--undefined-only", str(library)], capture_output=True, text=True, timeout=30
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
     used = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
@@ -170,9 +207,20 @@ def _refusal(library: Path) -> str:
 def runner_flags(track: str, tools: Toolchain) -> list[str]:
     """The harness's compile command for `track` (sources and -o added by the caller)."""
     if track == "cuda":
-        arch = tools.gpu.arch if tools.gpu else os.environ.get("KERNELJUDGE_CUDA_ARCH", "sm_90")
-        return [tools.nvcc, "-O2", "-std=c++17", f"-arch={arch}", "-x", "cu", "-DKJ_CUDA", "-cudart", "shared",
-                "-Xcompiler", "-ffp-contract=off"]
+        arch = tools.gpu.arch if tools.gpu else settings.CUDA_ARCH.get()
+        return [
+            tools.nvcc,
+            "-O2",
+            "-std=c++17",
+            f"-arch={arch}",
+            "-x",
+            "cu",
+            "-DKJ_CUDA",
+            "-cudart",
+            "shared",
+            "-Xcompiler",
+            "-ffp-contract=off",
+        ]
     return [tools.gxx, "-O2", "-std=c++17", "-fopenmp", "-ffp-contract=off", "-x", "c++"]
 
 
@@ -181,6 +229,7 @@ def build_runner(track: str, run=None) -> Path:
     is the container, inside the image instead, so that it links the libraries it will run with."""
     if getattr(run, "kind", "local") == "docker":
         from grader.sandbox import container
+
         return container.build_runner(track, image=run.image)
     tools = detect()
     folder = Path(harness.__file__).parent
@@ -192,8 +241,9 @@ def build_runner(track: str, run=None) -> Path:
         return target
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "runner"
-        result = subprocess.run(flags + ["-o", str(out), str(folder / "runner.cpp"), "-ldl"], capture_output=True,
-                                text=True, timeout=600)
+        result = subprocess.run(
+            flags + ["-o", str(out), str(folder / "runner.cpp"), "-ldl"], capture_output=True, text=True, timeout=600
+        )
         if result.returncode != 0:
             raise RuntimeError(f"building the harness failed:\n{result.stderr}")
         return _store(target.parent, "runner", out.read_bytes())

@@ -13,7 +13,7 @@ from pathlib import Path
 @dataclass(frozen=True)
 class Gpu:
     name: str
-    compute_capability: str   # "9.0"
+    compute_capability: str  # "9.0"
     driver: str
     memory_mib: int
 
@@ -58,8 +58,9 @@ def _find_nvcc() -> str | None:
 def _find_gpu() -> Gpu | None:
     if not shutil.which("nvidia-smi"):
         return None
-    line = _first_line(["nvidia-smi", "--query-gpu=name,compute_cap,driver_version,memory.total",
-                        "--format=csv,noheader,nounits"])
+    line = _first_line(
+        ["nvidia-smi", "--query-gpu=name,compute_cap,driver_version,memory.total", "--format=csv,noheader,nounits"]
+    )
     parts = [p.strip() for p in line.split(",")]
     if len(parts) != 4 or not parts[1]:
         return None

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from grader.run import inputs as gen
 from grader.problems.spec import Problem, SizeSet
+from grader.run import inputs as gen
 
 
 class TamperedOutput(Exception):
@@ -83,8 +83,7 @@ def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) 
             continue
         dist = problem.distribution(size_set, param.name)
         count = int(np.prod(problem.shape(param, size_set.sizes)))
-        arrays[param.name] = gen.uniform(gen.tensor_seed(case_seed, call, index), count, dist.low, dist.high,
-                                         device())
+        arrays[param.name] = gen.uniform(gen.tensor_seed(case_seed, call, index), count, dist.low, dist.high, device())
     return arrays
 
 
@@ -97,8 +96,9 @@ def first_difference(got: np.ndarray, expected: torch.Tensor) -> int | None:
 
 def reference_outputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The float64 reference for these inputs, one tensor per output parameter."""
-    tensors = {p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes))
-               for p in problem.input_params}
+    tensors = {
+        p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes)) for p in problem.input_params
+    }
     with torch.no_grad():
         result = problem.reference_module.reference(**tensors, **size_set.sizes)
     results = result if isinstance(result, (tuple, list)) else (result,)
@@ -111,7 +111,7 @@ def compare(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -
     got_t = torch.from_numpy(got).to(dev, torch.float64).reshape(expected.shape)
     err = (got_t - expected).abs()
     allowed = atol + rtol * expected.abs()
-    bad = ~(err <= allowed)                       # NaN compares false, so NaN is bad
+    bad = ~(err <= allowed)  # NaN compares false, so NaN is bad
     bad |= ~torch.isfinite(got_t)
     finite = torch.isfinite(err)
     max_abs = float(err[finite].max()) if bool(finite.any()) else float("inf")
@@ -123,7 +123,9 @@ def compare(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -
     first = int(torch.nonzero(bad.flatten())[0])
     index = np.unravel_index(first, tuple(expected.shape))
     where = "[" + ", ".join(str(int(i)) for i in index) + "]"
-    message = (f"{count} of {expected.numel()} elements wrong; first at {where}: got {float(got[first]):.9g}, "
-               f"expected {float(expected.flatten()[first]):.9g} (atol {atol:.3g}, rtol {rtol:.3g}); "
-               f"max abs err {max_abs:.3g}, max rel err {max_rel:.3g}")
+    message = (
+        f"{count} of {expected.numel()} elements wrong; first at {where}: got {float(got[first]):.9g}, "
+        f"expected {float(expected.flatten()[first]):.9g} (atol {atol:.3g}, rtol {rtol:.3g}); "
+        f"max abs err {max_abs:.3g}, max rel err {max_rel:.3g}"
+    )
     return Comparison(False, max_abs, max_rel, message)

@@ -8,38 +8,36 @@ has exited (DESIGN.md, "One submission, start to end").
 from __future__ import annotations
 
 import hashlib
-import os
 import math
+import os
 import secrets
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 import grader
-from grader.perf import ceilings
-from grader.judge import check
 from grader.build import compiler
+from grader.build.toolchain import detect
+from grader.judge import check
+from grader.judge.status import Status
+from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
+from grader.perf import ceilings, stats, telemetry
+from grader.problems.spec import Problem, SizeSet, describe_sizes
+from grader.run import inputs as gen
 from grader.sandbox import container
 from grader.sandbox import local as sandbox
-from grader.perf import stats
-from grader.perf import telemetry
-from grader.run import inputs as gen
-from grader.judge import status as S
-from grader.problems.spec import Problem, SizeSet, describe_sizes
-from grader.build.toolchain import detect
-from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
 
-DRAWS_PER_TEST = 2              # each test runs twice on independent inputs: a cache keyed on anything fails
+DRAWS_PER_TEST = 2  # each test runs twice on independent inputs: a cache keyed on anything fails
 BENCH_BUDGET_MS = {"cuda": 2000, "cpu": 3000}
 BENCH_SAMPLES = {"cuda": (10, 200), "cpu": (5, 30)}
-AUDITS_PER_BENCHMARK = {"cuda": 3, "cpu": 1}   # each costs a float64 reference on the grader's side
-SIDE_STREAM_TAIL_MS = 2.0       # work still running this long after solve returned, in a test call
-TAIL_SLACK_MS = 0.05            # timed calls: allowed excess of the tail over an empty call's tail
+AUDITS_PER_BENCHMARK = {"cuda": 3, "cpu": 1}  # each costs a float64 reference on the grader's side
+SIDE_STREAM_TAIL_MS = 2.0  # work still running this long after solve returned, in a test call
+TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over an empty call's tail
 # Resident memory of the harness: 32 GiB, or half the machine where that is less (a limit above the RAM
 # lets a memory hog thrash into the wall clock instead of being stopped).
 HARNESS_MEMORY = min(32 << 30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
@@ -51,13 +49,22 @@ Progress = Callable[[str], None]
 class Case:
     name: str
     size_set: SizeSet
-    kind: str                   # "check" or "bench"
+    kind: str  # "check" or "bench"
     seed: int
 
 
-def grade(problem: Problem, source: bytes, filename: str, *, track: str, mode: str = "test", user: str = "",
-          progress: Progress | None = None, time_limit_s: float | None = None,
-          sandbox_kind: str | None = None) -> Verdict:
+def grade(
+    problem: Problem,
+    source: bytes,
+    filename: str,
+    *,
+    track: str,
+    mode: str = "test",
+    user: str = "",
+    progress: Progress | None = None,
+    time_limit_s: float | None = None,
+    sandbox_kind: str | None = None,
+) -> Verdict:
     """Grade one submission; `mode` "test" checks correctness, "submit" also times the benchmarks.
 
     `time_limit_s` replaces the problem's own limit on the tests (benchmarks add their budgets to it).
@@ -67,20 +74,32 @@ def grade(problem: Problem, source: bytes, filename: str, *, track: str, mode: s
     tools = detect()
     run, how = container.choose(sandbox_kind, track)
     in_container = run.kind == "docker"
-    verdict = Verdict(status=S.ACCEPTED, message="", problem=problem.slug, track=track, mode=mode, user=user,
-                      submission_id=uuid.uuid4().hex[:12], source_sha256=hashlib.sha256(source).hexdigest(),
-                      toolchain={"compiler": run.compiler(track), "sandbox": how,
-                                 "flags": " ".join(compiler.submission_flags(track, tools, in_container)[1:])},
-                      device=_device(track, tools), grader_version=grader.__version__)
+    verdict = Verdict(
+        status=Status.ACCEPTED,
+        message="",
+        problem=problem.slug,
+        track=track,
+        mode=mode,
+        user=user,
+        submission_id=uuid.uuid4().hex[:12],
+        source_sha256=hashlib.sha256(source).hexdigest(),
+        toolchain={
+            "compiler": run.compiler(track),
+            "sandbox": how,
+            "flags": " ".join(compiler.submission_flags(track, tools, in_container)[1:]),
+        },
+        device=_device(track, tools),
+        grader_version=grader.__version__,
+    )
     started = time.monotonic()
 
     say("compile")
     build = compiler.build_submission(problem, source, filename, track, run=run)
     verdict.stages_s["compile"] = round(build.seconds, 3)
     if not build.ok:
-        return _finish(verdict, S.COMPILE_ERROR, build.log, started)
+        return _finish(verdict, Status.COMPILE_ERROR, build.log, started)
     if build.refused:
-        return _finish(verdict, S.REJECTED, build.refused, started)
+        return _finish(verdict, Status.REJECTED, build.refused, started)
 
     cases = [Case(t.name, t, "check", secrets.randbits(64)) for t in problem.tests_for(track)]
     if mode == "submit":
@@ -97,7 +116,7 @@ def grade(problem: Problem, source: bytes, filename: str, *, track: str, mode: s
         try:
             _judge(verdict, problem, track, cases, workdir / "out", outcome, samples)
         except check.TamperedOutput as error:
-            verdict.status, verdict.message = S.REJECTED, f"result files tampered with: {error}"
+            verdict.status, verdict.message = Status.REJECTED, f"result files tampered with: {error}"
         verdict.stages_s["check"] = round(time.monotonic() - check_started, 3)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -118,6 +137,7 @@ def _device(track: str, tools) -> dict:
 
 # --- running the harness -------------------------------------------------------------------------------------
 
+
 def _request(problem: Problem, track: str, cases: list[Case]) -> str:
     lines = ["library ./lib.so", "outdir ./out"]
     low, high = BENCH_SAMPLES[track]
@@ -126,8 +146,10 @@ def _request(problem: Problem, track: str, cases: list[Case]) -> str:
         if case.kind == "check":
             lines.append(f"case {case.name} check {case.seed:x} {DRAWS_PER_TEST}")
         else:
-            lines.append(f"case {case.name} bench {case.seed:x} {low} {high} {BENCH_BUDGET_MS[track]} "
-                         f"{AUDITS_PER_BENCHMARK[track]}")
+            lines.append(
+                f"case {case.name} bench {case.seed:x} {low} {high} {BENCH_BUDGET_MS[track]} "
+                f"{AUDITS_PER_BENCHMARK[track]}"
+            )
         ints = [str(sizes[name]) for name in problem.size_names]
         lines.append(f"ints {len(ints)} {' '.join(ints)}")
         lines.append(f"buffers {len(problem.pointer_params)}")
@@ -147,8 +169,9 @@ def _wall_limit_s(tests_limit_s: float, track: str, cases: list[Case]) -> float:
     return tests_limit_s + benches * (3 * BENCH_BUDGET_MS[track] / 1000 + 20)
 
 
-def _run_harness(problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float,
-                 run: container.Backend):
+def _run_harness(
+    problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float, run: container.Backend
+):
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
     for source, name in ((compiler.build_runner(track, run=run), "runner"), (library, "lib.so")):
@@ -162,16 +185,27 @@ def _run_harness(problem: Problem, track: str, library: Path, cases: list[Case],
     env = {"LD_LIBRARY_PATH": tools.cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")} if track == "cuda" else {}
     if track == "cuda" and run.kind == "local" and os.environ.get("CUDA_VISIBLE_DEVICES"):
         env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]  # a worker pinned to one GPU
-    limits = sandbox.Limits(wall_s=_wall_limit_s(tests_limit_s, track, cases), memory_bytes=HARNESS_MEMORY,
-                            address_space_bytes=HARNESS_MEMORY if track == "cpu" else None)
+    limits = sandbox.Limits(
+        wall_s=_wall_limit_s(tests_limit_s, track, cases),
+        memory_bytes=HARNESS_MEMORY,
+        address_space_bytes=HARNESS_MEMORY if track == "cpu" else None,
+    )
     sampler = telemetry.Sampler() if track == "cuda" and any(c.kind == "bench" for c in cases) else None
-    with (sampler or telemetry.NullSampler()):
-        outcome = run(["./runner"], workdir, limits=limits, stdin=_request(problem, track, cases).encode(),
-                      uid=uid, env=env, gpu=container.gpu_index() if track == "cuda" else None)
+    with sampler or telemetry.NullSampler():
+        outcome = run(
+            ["./runner"],
+            workdir,
+            limits=limits,
+            stdin=_request(problem, track, cases).encode(),
+            uid=uid,
+            env=env,
+            gpu=container.gpu_index() if track == "cuda" else None,
+        )
     return workdir, outcome, (sampler.samples if sampler else [])
 
 
 # --- judging what came back ----------------------------------------------------------------------------------
+
 
 def _progress(out: Path) -> list[str]:
     return (check.read_record(out / "progress") or "").splitlines()
@@ -180,21 +214,28 @@ def _progress(out: Path) -> list[str]:
 def _crash_message(outcome: sandbox.Outcome, where: str) -> tuple[str, str]:
     """(status, message) for a harness that did not finish."""
     if outcome.timed_out:
-        return S.TIMEOUT, f"time limit ({outcome.wall_s:.1f} s) exceeded {where}"
+        return Status.TIMEOUT, f"time limit ({outcome.wall_s:.1f} s) exceeded {where}"
     if outcome.killed_for == "memory":
-        return S.RUNTIME_ERROR, f"memory limit exceeded {where}"
+        return Status.RUNTIME_ERROR, f"memory limit exceeded {where}"
     if outcome.killed_for == "disk":
-        return S.RUNTIME_ERROR, f"disk limit exceeded {where} (too much written to the working directory)"
+        return Status.RUNTIME_ERROR, f"disk limit exceeded {where} (too much written to the working directory)"
     how = f"killed by {outcome.signal_name}" if outcome.signal_name else f"exited with status {outcome.returncode}"
     harness_said = [line for line in outcome.stderr.splitlines() if line.startswith("kerneljudge harness:")]
     detail = f": {harness_said[-1].split(':', 1)[1].strip()}" if harness_said else ""
     tail = outcome.stderr.strip()[-600:]
     shown = f"\nprogram output (stderr, last lines):\n{tail}" if tail and not harness_said else ""
-    return S.RUNTIME_ERROR, f"{how} {where}{detail}{shown}"
+    return Status.RUNTIME_ERROR, f"{how} {where}{detail}{shown}"
 
 
-def _judge(verdict: Verdict, problem: Problem, track: str, cases: list[Case], out: Path,
-           outcome: sandbox.Outcome, samples: list[dict]) -> None:
+def _judge(
+    verdict: Verdict,
+    problem: Problem,
+    track: str,
+    cases: list[Case],
+    out: Path,
+    outcome: sandbox.Outcome,
+    samples: list[dict],
+) -> None:
     lines = _progress(out)
     finished = bool(lines) and lines[-1].startswith("done") and outcome.returncode == 0
     failure: tuple[str, str] | None = None
@@ -205,14 +246,21 @@ def _judge(verdict: Verdict, problem: Problem, track: str, cases: list[Case], ou
         result = _check_case(problem, case, out)
         if result is None:  # the harness never finished this case
             started_case = any(line.split()[:2] == ["case", case.name] for line in lines)
-            where = f"in test {case.name} ({describe_sizes(case.size_set.sizes)})" if started_case else _where_it_stopped(lines)
-            status, message = _crash_message(outcome, where) if not finished else (
-                S.RUNTIME_ERROR, f"results of test {case.name} are missing")
+            where = (
+                f"in test {case.name} ({describe_sizes(case.size_set.sizes)})"
+                if started_case
+                else _where_it_stopped(lines)
+            )
+            status, message = (
+                _crash_message(outcome, where)
+                if not finished
+                else (Status.RUNTIME_ERROR, f"results of test {case.name} are missing")
+            )
             verdict.tests.append(TestResult(case.name, case.size_set.sizes, status, message=message))
             failure = failure or (status, message)
             break
         verdict.tests.append(result)
-        if result.status != S.ACCEPTED and failure is None:
+        if result.status != Status.ACCEPTED and failure is None:
             failure = (result.status, f"test {case.name} ({describe_sizes(case.size_set.sizes)}): {result.message}")
 
     if failure is None and not finished:
@@ -223,7 +271,7 @@ def _judge(verdict: Verdict, problem: Problem, track: str, cases: list[Case], ou
     if failure:
         verdict.status, verdict.message = failure
         return
-    verdict.status = S.ACCEPTED
+    verdict.status = Status.ACCEPTED
     verdict.score_us = geometric_mean([b.median_us for b in verdict.benchmarks])
     passed = f"all {len(verdict.tests)} tests passed"
     verdict.message = passed + (f"; score {verdict.score_us:.2f} us" if verdict.score_us else "")
@@ -244,32 +292,51 @@ def _check_case(problem: Problem, case: Case, out: Path) -> TestResult | None:
         try:
             got = _read_call(problem, size_set, out, f"{case.name}.d{draw}")
         except check.TamperedOutput as error:
-            return TestResult(case.name, size_set.sizes, S.REJECTED, message=f"result files tampered with: {error}")
+            return TestResult(
+                case.name, size_set.sizes, Status.REJECTED, message=f"result files tampered with: {error}"
+            )
         if got is None:
             return None
         tail = _call_tail_ms(out / f"{case.name}.calls", draw)
         if tail is not None and tail > SIDE_STREAM_TAIL_MS:
-            return TestResult(case.name, size_set.sizes, S.REJECTED, message=(
-                f"device work went on for {tail:.2f} ms after solve returned (a side stream or thread?): "
-                "solve must finish or enqueue all its work on the stream it was called on"))
+            return TestResult(
+                case.name,
+                size_set.sizes,
+                Status.REJECTED,
+                message=(
+                    f"device work went on for {tail:.2f} ms after solve returned (a side stream or thread?): "
+                    "solve must finish or enqueue all its work on the stream it was called on"
+                ),
+            )
         expected_inputs = check.make_inputs(problem, size_set, case.seed, draw)
         for name, values in expected_inputs.items():
             changed = check.first_difference(got[name], values)
             if changed is not None:
-                return TestResult(case.name, size_set.sizes, S.WRONG_ANSWER, message=(
-                    f"input {name} was modified (first change at flat index {changed}): inputs are read-only"))
+                return TestResult(
+                    case.name,
+                    size_set.sizes,
+                    Status.WRONG_ANSWER,
+                    message=(f"input {name} was modified (first change at flat index {changed}): inputs are read-only"),
+                )
         reference = check.reference_outputs(problem, size_set, expected_inputs)
         for param in problem.output_params:
             result = check.compare(got[param.name], reference[param.name], atol, rtol)
             worst_abs, worst_rel = max(worst_abs, result.max_abs_err), max(worst_rel, result.max_rel_err)
             if not result.ok:
-                return TestResult(case.name, size_set.sizes, S.WRONG_ANSWER, result.max_abs_err, result.max_rel_err,
-                                  f"{param.name}: {result.message}" + (" (second input draw)" if draw else ""))
-    return TestResult(case.name, size_set.sizes, S.ACCEPTED, worst_abs, worst_rel)
+                return TestResult(
+                    case.name,
+                    size_set.sizes,
+                    Status.WRONG_ANSWER,
+                    result.max_abs_err,
+                    result.max_rel_err,
+                    f"{param.name}: {result.message}" + (" (second input draw)" if draw else ""),
+                )
+    return TestResult(case.name, size_set.sizes, Status.ACCEPTED, worst_abs, worst_rel)
 
 
-def _read_call(problem: Problem, size_set: SizeSet, out: Path, stem: str,
-               only_outputs: bool = False) -> dict[str, np.ndarray] | None:
+def _read_call(
+    problem: Problem, size_set: SizeSet, out: Path, stem: str, only_outputs: bool = False
+) -> dict[str, np.ndarray] | None:
     arrays = {}
     for index, param in enumerate(problem.pointer_params):
         if only_outputs and param.role != "output":
@@ -293,8 +360,15 @@ def _call_tail_ms(path: Path, draw: int) -> float | None:
     return None
 
 
-def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: list[Case], out: Path,
-                      outcome: sandbox.Outcome, samples: list[dict]) -> tuple[str, str] | None:
+def _judge_benchmarks(
+    verdict: Verdict,
+    problem: Problem,
+    track: str,
+    cases: list[Case],
+    out: Path,
+    outcome: sandbox.Outcome,
+    samples: list[dict],
+) -> tuple[str, str] | None:
     peaks = ceilings.for_track(track)
     windows = _case_windows(_progress(out))
     claimed_ms = 0.0
@@ -303,7 +377,7 @@ def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: lis
             continue
         parsed = _read_times(out / f"{case.name}.times")
         if parsed is None:
-            return S.REJECTED, f"benchmark {case.name}: the timing record is missing or malformed"
+            return Status.REJECTED, f"benchmark {case.name}: the timing record is missing or malformed"
         header, rows = parsed
         times = [row[1] for row in rows]
         batch = int(header.get("batch", 1))
@@ -314,46 +388,80 @@ def _judge_benchmarks(verdict: Verdict, problem: Problem, track: str, cases: lis
         floor_s = peaks.floor_s(flops, nbytes)
         name = f"benchmark {case.name} ({describe_sizes(case.size_set.sizes)})"
         if median_ms * 1e-3 < floor_s:
-            return S.REJECTED, (f"{name}: {median_ms * 1e3:.2f} us is below the physical floor of "
-                                f"{floor_s * 1e6:.2f} us for this much work on this device")
+            return Status.REJECTED, (
+                f"{name}: {median_ms * 1e3:.2f} us is below the physical floor of "
+                f"{floor_s * 1e6:.2f} us for this much work on this device"
+            )
         tail_overhead = float(header.get("tail_overhead_ms", 0.0))
         median_tail = float(np.median([row[2] for row in rows]))
         if track == "cuda" and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
-            return S.REJECTED, (f"{name}: device work went on {median_tail:.3f} ms after solve returned "
-                                f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
-                                "so it is not allowed")
+            return Status.REJECTED, (
+                f"{name}: device work went on {median_tail:.3f} ms after solve returned "
+                f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
+                "so it is not allowed"
+            )
         audit = _audit(problem, case, out)
         if audit:
-            return S.WRONG_ANSWER, f"{name}: {audit}"
+            return Status.WRONG_ANSWER, f"{name}: {audit}"
         mode = header.get("mode", "single") + (f" {batch}" if batch > 1 else "")
-        verdict.benchmarks.append(benchmark_result(
-            problem, case.size_set, track, summary, len(times), mode, float(header.get("overhead_ms", 0.0)) * 1e3,
-            telemetry.summarise(samples, *windows.get(case.name, (None, None)))))
+        verdict.benchmarks.append(
+            benchmark_result(
+                problem,
+                case.size_set,
+                track,
+                summary,
+                len(times),
+                mode,
+                float(header.get("overhead_ms", 0.0)) * 1e3,
+                telemetry.summarise(samples, *windows.get(case.name, (None, None))),
+            )
+        )
     if claimed_ms > outcome.wall_s * 1e3 * 1.05:
-        return S.REJECTED, (f"the timings add up to {claimed_ms / 1e3:.2f} s, more than the "
-                            f"{outcome.wall_s:.2f} s the whole run took: the timing record was tampered with")
+        return Status.REJECTED, (
+            f"the timings add up to {claimed_ms / 1e3:.2f} s, more than the "
+            f"{outcome.wall_s:.2f} s the whole run took: the timing record was tampered with"
+        )
     return None
 
 
-def benchmark_result(problem: Problem, size_set: SizeSet, track: str, summary: dict, samples: int, mode: str,
-                     overhead_us: float, telemetry_summary: dict) -> BenchmarkResult:
+def benchmark_result(
+    problem: Problem,
+    size_set: SizeSet,
+    track: str,
+    summary: dict,
+    samples: int,
+    mode: str,
+    overhead_us: float,
+    telemetry_summary: dict,
+) -> BenchmarkResult:
     """A benchmark's record: the timing summary with its rates, fractions of the ceilings and floor."""
     peaks = ceilings.for_track(track)
     flops, nbytes = problem.work(size_set.sizes)
     seconds = summary["median_us"] * 1e-6
     return BenchmarkResult(
-        name=size_set.name, sizes=size_set.sizes, median_us=summary["median_us"],
-        spread={k: v for k, v in summary.items() if k != "median_us"}, samples=samples, mode=mode,
-        gflops=flops / seconds / 1e9, gbps=nbytes / seconds / 1e9,
+        name=size_set.name,
+        sizes=size_set.sizes,
+        median_us=summary["median_us"],
+        spread={k: v for k, v in summary.items() if k != "median_us"},
+        samples=samples,
+        mode=mode,
+        gflops=flops / seconds / 1e9,
+        gbps=nbytes / seconds / 1e9,
         fraction_of_peak=_fractions(peaks, flops / seconds, nbytes / seconds),
-        floor_us=peaks.floor_s(flops, nbytes) * 1e6, overhead_us=overhead_us, telemetry=telemetry_summary)
+        floor_us=peaks.floor_s(flops, nbytes) * 1e6,
+        overhead_us=overhead_us,
+        telemetry=telemetry_summary,
+    )
 
 
 def _fractions(peaks: ceilings.Ceilings, flops_s: float, bytes_s: float) -> dict:
     """Achieved rates over the measured ceilings (None where the track has none)."""
     ratio = lambda achieved, ceiling: achieved / ceiling if ceiling else None  # noqa: E731
-    return {"bandwidth": ratio(bytes_s, peaks.copy_bytes_s), "flops": ratio(flops_s, peaks.fp32_flops_s),
-            "sgemm": ratio(flops_s, peaks.sgemm_flops_s)}
+    return {
+        "bandwidth": ratio(bytes_s, peaks.copy_bytes_s),
+        "flops": ratio(flops_s, peaks.fp32_flops_s),
+        "sgemm": ratio(flops_s, peaks.sgemm_flops_s),
+    }
 
 
 def _case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
@@ -394,7 +502,7 @@ def _audit(problem: Problem, case: Case, out: Path) -> str:
     except ValueError:
         return "the audit record is malformed"
     atol, rtol = problem.tolerances(case.size_set.sizes)
-    for call in calls[:max(AUDITS_PER_BENCHMARK.values())]:
+    for call in calls[: max(AUDITS_PER_BENCHMARK.values())]:
         try:
             got = _read_call(problem, case.size_set, out, f"{case.name}.a{call}", only_outputs=True)
         except check.TamperedOutput as error:

@@ -16,15 +16,14 @@ test fails it. A problem with no solution for a track gets a failing row too.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
-from grader.judge import check
-from grader.judge import pipeline
+from grader.judge import check, pipeline
+from grader.judge.status import Status
 from grader.problems import solutions
-from grader.judge import status as S
 from grader.problems.spec import REPO_ROOT, Problem
 
 REJECTED = "rejected"
@@ -34,15 +33,16 @@ REJECTED = "rejected"
 class SelftestRow:
     problem: str
     track: str
-    what: str           # a solution's path, or "null answer: <name>"
-    expected: str       # "accepted" for solutions, "rejected" for null answers
+    what: str  # a solution's path, or "null answer: <name>"
+    expected: str  # "accepted" for solutions, "rejected" for null answers
     got: str
     ok: bool
-    detail: str = ""    # why a solution went wrong; on how many tests a null answer fails
+    detail: str = ""  # why a solution went wrong; on how many tests a null answer fails
 
 
-def selftest(problems: list[Problem], tracks: list[str],
-             progress: Callable[[str], None] | None = None) -> list[SelftestRow]:
+def selftest(
+    problems: list[Problem], tracks: list[str], progress: Callable[[str], None] | None = None
+) -> list[SelftestRow]:
     say = progress or (lambda _message: None)
     rows = []
     for problem in problems:
@@ -56,15 +56,33 @@ def selftest(problems: list[Problem], tracks: list[str],
 def _solutions(problem: Problem, track: str, say: Callable[[str], None]) -> list[SelftestRow]:
     files = solutions.ladder(problem.slug, track)
     if not files:
-        return [SelftestRow(problem.slug, track, f"solutions/{problem.slug}/", S.ACCEPTED,
-                            "no such file", False, "every problem needs reference solutions on every track")]
+        return [
+            SelftestRow(
+                problem.slug,
+                track,
+                f"solutions/{problem.slug}/",
+                Status.ACCEPTED,
+                "no such file",
+                False,
+                "every problem needs reference solutions on every track",
+            )
+        ]
     rows = []
     for path in files:
         what = str(path.relative_to(REPO_ROOT))
         say(f"{problem.slug} ({track}): {what}")
         verdict = pipeline.grade(problem, path.read_bytes(), path.name, track=track, mode="test")
-        rows.append(SelftestRow(problem.slug, track, what, S.ACCEPTED, verdict.status, verdict.accepted,
-                                "" if verdict.accepted else verdict.message))
+        rows.append(
+            SelftestRow(
+                problem.slug,
+                track,
+                what,
+                Status.ACCEPTED,
+                verdict.status,
+                verdict.accepted,
+                "" if verdict.accepted else verdict.message,
+            )
+        )
     return rows
 
 
@@ -75,8 +93,10 @@ def _null_answers(problem: Problem, track: str) -> list[SelftestRow]:
     for size_set in problem.tests_for(track):
         arrays = check.make_inputs(problem, size_set, secrets.randbits(64), 0)
         (expected,) = check.reference_outputs(problem, size_set, arrays).values()
-        inputs = {p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes))
-                  for p in problem.input_params}
+        inputs = {
+            p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes))
+            for p in problem.input_params
+        }
         with torch.no_grad():
             answers = problem.reference_module.null_answers(**inputs, **size_set.sizes)
         atol, rtol = problem.tolerances(size_set.sizes)
@@ -86,8 +106,17 @@ def _null_answers(problem: Problem, track: str) -> list[SelftestRow]:
             failed.setdefault(name, [])
             if not check.compare(got, expected, atol, rtol).ok:
                 failed[name].append(size_set.name)
-    return [SelftestRow(problem.slug, track, f"null answer: {name}", REJECTED,
-                        REJECTED if failed[name] else S.ACCEPTED, bool(failed[name]),
-                        f"fails {len(failed[name])} of the {tried[name]} tests it was tried on"
-                        if failed[name] else "passes every test: the tolerance is too loose")
-            for name in tried]
+    return [
+        SelftestRow(
+            problem.slug,
+            track,
+            f"null answer: {name}",
+            REJECTED,
+            REJECTED if failed[name] else Status.ACCEPTED,
+            bool(failed[name]),
+            f"fails {len(failed[name])} of the {tried[name]} tests it was tried on"
+            if failed[name]
+            else "passes every test: the tolerance is too loose",
+        )
+        for name in tried
+    ]

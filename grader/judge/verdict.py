@@ -1,11 +1,11 @@
-"""The verdict record: what `grader submit|test --json` prints and what storage keeps (DESIGN.md's contract)."""
+"""The verdict record: what `grader submit|test --json` prints and what storage keeps (the verdict contract in docs/architecture.md)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
 
-from grader.judge import status as S
+from grader.judge.status import Status
 
 
 @dataclass
@@ -17,20 +17,23 @@ class TestResult:
     max_rel_err: float | None = None
     message: str = ""
 
+    def __post_init__(self):
+        self.status = Status(self.status).value
+
 
 @dataclass
 class BenchmarkResult:
     name: str
     sizes: dict
     median_us: float
-    spread: dict                  # {"q1_us", "q3_us", "iqr_us", "rse_of_median"}
+    spread: dict  # {"q1_us", "q3_us", "iqr_us", "rse_of_median"}
     samples: int
-    mode: str                     # "single" (one call between events) or "batch N"
+    mode: str  # "single" (one call between events) or "batch N"
     gflops: float
     gbps: float
-    fraction_of_peak: dict        # {"bandwidth", "flops"} against the device ceilings
-    floor_us: float               # the physical floor: a time below it is rejected
-    overhead_us: float            # an empty call's measured time, reported, not subtracted
+    fraction_of_peak: dict  # {"bandwidth", "flops"} against the device ceilings
+    floor_us: float  # the physical floor: a time below it is rejected
+    overhead_us: float  # an empty call's measured time, reported, not subtracted
     telemetry: dict = field(default_factory=dict)
 
 
@@ -49,15 +52,15 @@ class Verdict:
     device: dict = field(default_factory=dict)
     toolchain: dict = field(default_factory=dict)
     source_sha256: str = ""
-    stages_s: dict = field(default_factory=dict)   # where the wall time went: compile, run, check
+    stages_s: dict = field(default_factory=dict)  # where the wall time went: compile, run, check
     grader_version: str = ""
 
     def __post_init__(self):
-        assert self.status in S.ALL, self.status
+        self.status = Status(self.status).value  # a ValueError for any name outside the contract
 
     @property
     def accepted(self) -> bool:
-        return self.status == S.ACCEPTED
+        return self.status == Status.ACCEPTED
 
     def to_json(self) -> dict:
         return asdict(self)

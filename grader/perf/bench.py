@@ -19,11 +19,11 @@ import torch
 
 from grader.build import compiler
 from grader.judge import pipeline
-from grader.problems import solutions
-from grader.run import inputs as gen
-from grader.problems.spec import Problem, SizeSet, load_problem
-from grader.perf.timing import time_callable
 from grader.judge.verdict import BenchmarkResult, Verdict, geometric_mean
+from grader.perf.timing import time_callable
+from grader.problems import solutions
+from grader.problems.spec import Problem, SizeSet, load_problem
+from grader.run import inputs as gen
 
 NCU_CALLS = 5
 
@@ -57,13 +57,16 @@ def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
     fp32_only()
     fn = baseline_fn(problem)
     with torch.no_grad():
-        timing = time_callable(lambda kwargs: fn(**kwargs, **size_set.sizes),
-                               lambda call: (baseline_inputs(problem, size_set, call),))
-    return pipeline.benchmark_result(problem, size_set, "cuda", timing.summary, len(timing.samples_ms),
-                                     timing.mode, 0.0, {})
+        timing = time_callable(
+            lambda kwargs: fn(**kwargs, **size_set.sizes), lambda call: (baseline_inputs(problem, size_set, call),)
+        )
+    return pipeline.benchmark_result(
+        problem, size_set, "cuda", timing.summary, len(timing.samples_ms), timing.mode, 0.0, {}
+    )
 
 
 # --- a compiled solution called in this process (for do_bench and ncu, not for grading) --------------------
+
 
 @dataclass
 class LoadedSolution:
@@ -71,8 +74,10 @@ class LoadedSolution:
     entry: ctypes._CFuncPtr
 
     def call_args(self, size_set: SizeSet, inputs: dict[str, torch.Tensor]) -> tuple:
-        outputs = {p.name: torch.empty(self.problem.shape(p, size_set.sizes), device="cuda")
-                   for p in self.problem.output_params}
+        outputs = {
+            p.name: torch.empty(self.problem.shape(p, size_set.sizes), device="cuda")
+            for p in self.problem.output_params
+        }
         buffers = [inputs.get(p.name, outputs.get(p.name)) for p in self.problem.pointer_params]
         pointers = (ctypes.c_void_p * len(buffers))(*[b.data_ptr() for b in buffers])
         sizes = (ctypes.c_int * len(self.problem.size_names))(*[size_set.sizes[n] for n in self.problem.size_names])
@@ -94,14 +99,16 @@ def load_solution(problem: Problem, path: Path) -> LoadedSolution:
 
 # --- commands ----------------------------------------------------------------------------------------------
 
+
 def repeat(problem: Problem, path: Path, track: str, times: int, progress=None) -> list[Verdict]:
     """Grade the same file `times` times (the build is cached after the first)."""
     verdicts = []
     for i in range(times):
         if progress:
             progress(i)
-        verdicts.append(pipeline.grade(problem, path.read_bytes(), path.name, track=track, mode="submit",
-                                       user=f"bench:{path.name}"))
+        verdicts.append(
+            pipeline.grade(problem, path.read_bytes(), path.name, track=track, mode="submit", user=f"bench:{path.name}")
+        )
     return verdicts
 
 
@@ -111,24 +118,36 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
     for path in solutions.ladder(problem.slug, track):
         if progress:
             progress(f"{problem.slug}: {path.name}")
-        verdict = pipeline.grade(problem, path.read_bytes(), path.name, track=track, mode="submit",
-                                 user=f"ref:{path.name}")
-        rows.append({"problem": problem.slug, "solution": path.name, "status": verdict.status,
-                     "score_us": verdict.score_us, "verdict": verdict,
-                     "benchmarks": {b.name: b.median_us for b in verdict.benchmarks}})
+        verdict = pipeline.grade(
+            problem, path.read_bytes(), path.name, track=track, mode="submit", user=f"ref:{path.name}"
+        )
+        rows.append(
+            {
+                "problem": problem.slug,
+                "solution": path.name,
+                "status": verdict.status,
+                "score_us": verdict.score_us,
+                "verdict": verdict,
+                "benchmarks": {b.name: b.median_us for b in verdict.benchmarks},
+            }
+        )
     baseline = {}
     if track == "cuda":
         if progress:
             progress(f"{problem.slug}: PyTorch")
         timed = [time_baseline(problem, b) for b in problem.benchmarks_for(track)]
-        baseline = {"benchmarks": {b.name: b.median_us for b in timed}, "results": timed,
-                    "score_us": geometric_mean([b.median_us for b in timed])}
+        baseline = {
+            "benchmarks": {b.name: b.median_us for b in timed},
+            "results": timed,
+            "score_us": geometric_mean([b.median_us for b in timed]),
+        }
     return rows, baseline
 
 
 def validate_rows(problem: Problem, progress=None) -> list[dict]:
     """The top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration."""
     import triton.testing
+
     fp32_only()
     best = solutions.best(problem.slug, "cuda")
     verdict = pipeline.grade(problem, best.read_bytes(), best.name, track="cuda", mode="submit")
@@ -143,12 +162,22 @@ def validate_rows(problem: Problem, progress=None) -> list[dict]:
         fn = baseline_fn(problem)
         with torch.no_grad():
             torch_ours = time_baseline(problem, size_set).median_us
-            for who, ours_us, call in ((best.name, ours.get(size_set.name), lambda: solution(*args)),
-                                       ("pytorch", torch_ours, lambda: fn(**inputs, **size_set.sizes))):
+            for who, ours_us, call in (
+                (best.name, ours.get(size_set.name), lambda args=args: solution(*args)),
+                ("pytorch", torch_ours, lambda fn=fn, inputs=inputs, sizes=size_set.sizes: fn(**inputs, **sizes)),
+            ):
                 do_bench_us = triton.testing.do_bench(call, warmup=100, rep=500, return_mode="median") * 1e3
                 ncu_us = ncu_duration_us(problem, size_set, best if who != "pytorch" else None)
-                rows.append({"problem": problem.slug, "benchmark": size_set.name, "who": who,
-                             "kerneljudge_us": ours_us, "do_bench_us": do_bench_us, "ncu_us": ncu_us})
+                rows.append(
+                    {
+                        "problem": problem.slug,
+                        "benchmark": size_set.name,
+                        "who": who,
+                        "kerneljudge_us": ours_us,
+                        "do_bench_us": do_bench_us,
+                        "ncu_us": ncu_us,
+                    }
+                )
     return rows
 
 
@@ -166,14 +195,35 @@ def ncu_duration_us(problem: Problem, size_set: SizeSet, solution: Path | None) 
     if ncu is None:
         return None
     target = [sys.executable, "-m", "grader.perf.bench", problem.slug, size_set.name, str(solution or "pytorch")]
-    result = subprocess.run([ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--clock-control", "none",
-                             "--cache-control", "all", "--profile-from-start", "off", "--print-units", "base"]
-                            + target, capture_output=True, text=True, timeout=600, env=os.environ)
+    result = subprocess.run(
+        [
+            ncu,
+            "--metrics",
+            "gpu__time_duration.sum",
+            "--csv",
+            "--clock-control",
+            "none",
+            "--cache-control",
+            "all",
+            "--profile-from-start",
+            "off",
+            "--print-units",
+            "base",
+        ]
+        + target,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ,
+    )
     lines = [line for line in result.stdout.splitlines() if line.startswith('"')]
     if not lines:
         return None
-    total_ns = sum(float(row["Metric Value"].replace(",", "")) for row in csv.DictReader(io.StringIO("\n".join(lines)))
-                   if row.get("Metric Name") == "gpu__time_duration.sum")
+    total_ns = sum(
+        float(row["Metric Value"].replace(",", ""))
+        for row in csv.DictReader(io.StringIO("\n".join(lines)))
+        if row.get("Metric Name") == "gpu__time_duration.sum"
+    )
     return total_ns / NCU_CALLS / 1e3
 
 

@@ -38,11 +38,11 @@ extern "C" void run(float* out, int blocks, int iters) { fma_chains<<<blocks, 25
 
 @dataclass(frozen=True)
 class Ceilings:
-    copy_bytes_s: float | None       # measured: read + write bytes of a device-to-device copy
-    fp32_flops_s: float | None       # measured: FP32 FMA rate, 2 flops per FMA
-    sgemm_flops_s: float | None      # measured: cuBLAS FP32 SGEMM at 8192^3
-    peak_bytes_s: float | None       # theoretical, for the floor
-    peak_flops_s: float | None       # theoretical tensor-core rate, for the floor
+    copy_bytes_s: float | None  # measured: read + write bytes of a device-to-device copy
+    fp32_flops_s: float | None  # measured: FP32 FMA rate, 2 flops per FMA
+    sgemm_flops_s: float | None  # measured: cuBLAS FP32 SGEMM at 8192^3
+    peak_bytes_s: float | None  # theoretical, for the floor
+    peak_flops_s: float | None  # theoretical tensor-core rate, for the floor
     source: str
 
     def floor_s(self, flops: float, nbytes: float) -> float:
@@ -66,6 +66,7 @@ def gpu_ceilings() -> Ceilings:
     """This GPU's ceilings, measured on first use and cached under the build cache."""
     from grader.build.compiler import cache_root
     from grader.build.toolchain import detect
+
     gpu = detect().gpu
     if gpu is None:
         return NONE
@@ -87,6 +88,7 @@ def _measure() -> Ceilings:
 
     from grader.perf.telemetry import nvml_index
     from grader.perf.timing import time_callable
+
     device = torch.cuda.current_device()
     pynvml.nvmlInit()
     handle = pynvml.nvmlDeviceGetHandleByIndex(nvml_index())
@@ -95,7 +97,7 @@ def _measure() -> Ceilings:
     sm_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
     sms = torch.cuda.get_device_properties(device).multi_processor_count
 
-    src = torch.rand(256 << 20, device="cuda")     # 1 GiB
+    src = torch.rand(256 << 20, device="cuda")  # 1 GiB
     dst = torch.empty_like(src)
     copy = time_callable(dst.copy_, lambda _i: (src,), budget_ms=1000).summary["median_us"] * 1e-6
 
@@ -110,19 +112,41 @@ def _measure() -> Ceilings:
 
     blocks, iters = sms * 8, 16384
     run, out = _fma_kernel(), torch.empty(blocks, device="cuda")
-    fma = time_callable(lambda: run(ctypes.c_void_p(out.data_ptr()), blocks, iters), lambda _i: (),
-                        budget_ms=1000).summary["median_us"] * 1e-6
-    return Ceilings(copy_bytes_s=2 * src.numel() * 4 / copy, fp32_flops_s=blocks * 256 * iters * 8 * 2 / fma,
-                    sgemm_flops_s=2 * 8192 ** 3 / sgemm, peak_bytes_s=2 * mem_mhz * 1e6 * bus_bits / 8,
-                    peak_flops_s=sms * 128 * 2 * sm_mhz * 1e6 * TENSOR_TF32_OVER_FP32,
-                    source="measured (copy, FMA, cuBLAS SGEMM); floor from NVML peaks")
+    fma = (
+        time_callable(
+            lambda: run(ctypes.c_void_p(out.data_ptr()), blocks, iters), lambda _i: (), budget_ms=1000
+        ).summary["median_us"]
+        * 1e-6
+    )
+    return Ceilings(
+        copy_bytes_s=2 * src.numel() * 4 / copy,
+        fp32_flops_s=blocks * 256 * iters * 8 * 2 / fma,
+        sgemm_flops_s=2 * 8192**3 / sgemm,
+        peak_bytes_s=2 * mem_mhz * 1e6 * bus_bits / 8,
+        peak_flops_s=sms * 128 * 2 * sm_mhz * 1e6 * TENSOR_TF32_OVER_FP32,
+        source="measured (copy, FMA, cuBLAS SGEMM); floor from NVML peaks",
+    )
 
 
 def _fma_kernel():
     from grader.build.toolchain import detect
+
     tools = detect()
     folder = Path(tempfile.mkdtemp(prefix="kerneljudge-fma-"))
     (folder / "fma.cu").write_text(FMA_KERNEL)
-    subprocess.run([tools.nvcc, "-O3", f"-arch={tools.gpu.arch}", "-shared", "-Xcompiler", "-fPIC",
-                    "-o", str(folder / "fma.so"), str(folder / "fma.cu")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            tools.nvcc,
+            "-O3",
+            f"-arch={tools.gpu.arch}",
+            "-shared",
+            "-Xcompiler",
+            "-fPIC",
+            "-o",
+            str(folder / "fma.so"),
+            str(folder / "fma.cu"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return ctypes.CDLL(str(folder / "fma.so")).run

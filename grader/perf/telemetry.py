@@ -6,22 +6,23 @@ on a hot or power-capped GPU shows it (and is flagged `throttled`).
 
 from __future__ import annotations
 
-import os
 import threading
 import time
+from typing import ClassVar
+
+from grader import settings
 
 # Throttle reasons that slow a kernel down (idle and application-clock settings are not throttling).
-_SLOWING = {0x2: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal", 0x40: "hw_thermal",
-            0x80: "hw_power_brake"}
+_SLOWING = {0x2: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal", 0x40: "hw_thermal", 0x80: "hw_power_brake"}
 
 
 def nvml_index() -> int:
     """NVML numbers GPUs ignoring CUDA_VISIBLE_DEVICES; a pinned worker says its GPU in KERNELJUDGE_GPU."""
-    return int(os.environ.get("KERNELJUDGE_GPU", "0"))
+    return int(settings.GPU.get())
 
 
 class NullSampler:
-    samples: list[dict] = []
+    samples: ClassVar[list[dict]] = []
 
     def __enter__(self):
         return self
@@ -44,6 +45,7 @@ class Sampler(threading.Thread):
     def __enter__(self):
         try:
             import pynvml
+
             pynvml.nvmlInit()
             self._nvml = pynvml
             self._handle = pynvml.nvmlDeviceGetHandleByIndex(nvml_index())
@@ -62,14 +64,16 @@ class Sampler(threading.Thread):
         nv, h = self._nvml, self._handle
         while not self._done.wait(self.period_s):
             try:
-                self.samples.append({
-                    "t": time.time(),
-                    "sm_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
-                    "mem_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
-                    "temp_c": nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
-                    "power_w": nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
-                    "throttle": nv.nvmlDeviceGetCurrentClocksEventReasons(h),
-                })
+                self.samples.append(
+                    {
+                        "t": time.time(),
+                        "sm_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+                        "mem_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
+                        "temp_c": nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
+                        "power_w": nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
+                        "throttle": nv.nvmlDeviceGetCurrentClocksEventReasons(h),
+                    }
+                )
             except Exception:
                 return
 

@@ -10,8 +10,8 @@ is spent. (The persisting-L2 reset has no PyTorch binding; nothing here sets per
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -44,8 +44,14 @@ class _Flusher:
         self.buffer.sum()
 
 
-def time_callable(fn: Callable, make_args: Callable[[int], tuple], *, budget_ms: float = 2000,
-                  min_samples: int = 10, max_samples: int = 200) -> Timing:
+def time_callable(
+    fn: Callable,
+    make_args: Callable[[int], tuple],
+    *,
+    budget_ms: float = 2000,
+    min_samples: int = 10,
+    max_samples: int = 200,
+) -> Timing:
     """Time `fn(*make_args(i))` with fresh arguments for every call i."""
     flush = _Flusher()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from grader.build.compiler import EXTENSIONS
-from grader.problems.spec import REPO_ROOT
 from grader.build.toolchain import default_track
+from grader.problems.spec import REPO_ROOT
 
 
 def ladder(slug: str, track: str) -> list[Path]:

@@ -6,7 +6,6 @@ A broken spec raises SpecError naming the file, the field and what is wrong.
 from __future__ import annotations
 
 import importlib.util
-import os
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
@@ -14,6 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from grader import settings
 from grader.problems import expr
 
 Track = Literal["cuda", "cpu"]
@@ -23,7 +23,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def problems_root() -> Path:
     """Where problem folders live: $KERNELJUDGE_PROBLEMS or the repository's `problems/`."""
-    return Path(os.environ.get("KERNELJUDGE_PROBLEMS", REPO_ROOT / "problems"))
+    return Path(settings.PROBLEMS.get() or REPO_ROOT / "problems")
 
 
 class SpecError(Exception):
@@ -54,6 +54,7 @@ class Param(_Strict):
 
 class Distribution(_Strict):
     """Elements drawn uniformly from [low, high) by the counter-based generator in grader/inputs.py."""
+
     low: float = -1.0
     high: float = 1.0
 
@@ -179,7 +180,9 @@ class Problem(_Strict):
     @cached_property
     def reference_module(self):
         path = self.folder / "reference.py"
-        module_spec = importlib.util.spec_from_file_location(f"kerneljudge_reference_{self.slug.replace('-', '_')}", path)
+        module_spec = importlib.util.spec_from_file_location(
+            f"kerneljudge_reference_{self.slug.replace('-', '_')}", path
+        )
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
         if not callable(getattr(module, "reference", None)):
@@ -192,7 +195,7 @@ class Problem(_Strict):
 
 
 def describe_sizes(sizes: dict) -> str:
-    """"M=37, N=1013": how messages and tables show a size set."""
+    """ "M=37, N=1013": how messages and tables show a size set."""
     return ", ".join(f"{name}={value}" for name, value in sizes.items())
 
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from grader.judge import status as S
-from grader.records import storage
+from grader.judge.status import Status
 from grader.judge.verdict import geometric_mean
+from grader.records import storage
 
 REFERENCE_PREFIX = "ref:"
 
 
 def kind_of(user: str) -> str:
-    """"baseline", "reference" or "user"."""
+    """ "baseline", "reference" or "user"."""
     if user == storage.BASELINE_USER:
         return "baseline"
     return "reference" if user.startswith(REFERENCE_PREFIX) else "user"
@@ -26,11 +26,11 @@ def kind_of(user: str) -> str:
 
 @dataclass
 class Entry:
-    rank: int | None          # None for the marked rows (reference solutions, the PyTorch baseline)
+    rank: int | None  # None for the marked rows (reference solutions, the PyTorch baseline)
     user: str
-    kind: str                 # "user", "reference" or "baseline"
+    kind: str  # "user", "reference" or "baseline"
     score_us: float
-    speedup: float | None     # PyTorch's score over this one: above 1 is faster than PyTorch
+    speedup: float | None  # PyTorch's score over this one: above 1 is faster than PyTorch
     submission_id: str
     track: str
     created_at: datetime
@@ -42,7 +42,7 @@ class Board:
     device: str
     entries: list[Entry]
     baseline_us: float | None
-    floor_us: float | None    # geometric mean of the benchmarks' physical floors on this device, if known
+    floor_us: float | None  # geometric mean of the benchmarks' physical floors on this device, if known
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -53,8 +53,13 @@ class Board:
 
 def boards(problem: str, device: str | None = None, db_url: str | None = None) -> list[Board]:
     """The problem's leaderboards, one per device name (only `device` if given), busiest first."""
-    scored = [s for s in storage.list_submissions(problem=problem, status=S.ACCEPTED, mode="submit",
-                                                  device=device, db_url=db_url) if s.score_us]
+    scored = [
+        s
+        for s in storage.list_submissions(
+            problem=problem, status=Status.ACCEPTED, mode="submit", device=device, db_url=db_url
+        )
+        if s.score_us
+    ]
     best: dict[tuple[str, str], storage.Summary] = {}
     for s in sorted(scored, key=lambda s: (s.score_us, s.created_at)):
         best.setdefault((s.device_name, s.user), s)
@@ -68,9 +73,18 @@ def _board(problem: str, device: str, rows: list[storage.Summary], db_url: str |
     for s in sorted(rows, key=lambda s: (s.score_us, s.created_at)):
         kind = kind_of(s.user)
         rank += kind == "user"
-        entries.append(Entry(rank=rank if kind == "user" else None, user=s.user, kind=kind, score_us=s.score_us,
-                             speedup=baseline / s.score_us if baseline else None, submission_id=s.submission_id,
-                             track=s.track, created_at=s.created_at))
+        entries.append(
+            Entry(
+                rank=rank if kind == "user" else None,
+                user=s.user,
+                kind=kind,
+                score_us=s.score_us,
+                speedup=baseline / s.score_us if baseline else None,
+                submission_id=s.submission_id,
+                track=s.track,
+                created_at=s.created_at,
+            )
+        )
     fastest = storage.load_submission(entries[0].submission_id, db_url)
     floor = geometric_mean([b.floor_us for b in fastest.verdict.benchmarks]) if fastest else None
     return Board(problem, device, entries, baseline, floor)

@@ -9,22 +9,23 @@ from sqlalchemy import JSON, Column, DateTime, Float, ForeignKey, Index, Integer
 metadata = MetaData()
 
 submissions = Table(
-    "submissions", metadata,
+    "submissions",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("submission_id", String(64), nullable=False, unique=True),    # the public id a verdict carries
+    Column("submission_id", String(64), nullable=False, unique=True),  # the public id a verdict carries
     Column("user", String(200), nullable=False),
     Column("problem", String(100), nullable=False),
     Column("track", String(16), nullable=False),
-    Column("mode", String(16), nullable=False),                           # "test" or "submit"
+    Column("mode", String(16), nullable=False),  # "test" or "submit"
     Column("status", String(32), nullable=False),
     Column("message", Text, nullable=False),
     Column("score_us", Float),
     Column("source", Text, nullable=False),
     Column("source_sha256", String(64), nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),        # UTC
+    Column("created_at", DateTime(timezone=True), nullable=False),  # UTC
     Column("device_name", String(200), nullable=False),
     Column("device_driver", String(100), nullable=False),
-    Column("device", JSON, nullable=False),                               # the whole device record
+    Column("device", JSON, nullable=False),  # the whole device record
     Column("toolchain", JSON, nullable=False),
     Column("stages_s", JSON, nullable=False),
     Column("grader_version", String(32), nullable=False),
@@ -33,7 +34,8 @@ submissions = Table(
 )
 
 test_results = Table(
-    "test_results", metadata,
+    "test_results",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("submission", Integer, ForeignKey("submissions.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("position", Integer, nullable=False),
@@ -46,7 +48,8 @@ test_results = Table(
 )
 
 benchmark_results = Table(
-    "benchmark_results", metadata,
+    "benchmark_results",
+    metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("submission", Integer, ForeignKey("submissions.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("position", Integer, nullable=False),

@@ -17,10 +17,11 @@ import os
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -28,29 +29,31 @@ from sqlalchemy import Connection, Engine, create_engine, event, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from grader.judge import status as S
-from grader.records.schema import benchmark_results, submissions, test_results
+from grader import settings
+from grader.judge.status import Status
 from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
+from grader.records.schema import benchmark_results, submissions, test_results
 
 BUSY_TIMEOUT_MS = 30_000
 WRITE_ATTEMPTS = 8
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-BASELINE_USER = "pytorch"         # the user of the PyTorch baseline rows
+BASELINE_USER = "pytorch"  # the user of the PyTorch baseline rows
 T = TypeVar("T")
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get("KERNELJUDGE_DATA") or Path.home() / ".local" / "share" / "kerneljudge")
+    return Path(settings.DATA.get())
 
 
 def resolve_url(db_url: str | None = None) -> str:
     """The database URL in force: the argument, else $KERNELJUDGE_DB, else the default SQLite file."""
-    return db_url or os.environ.get("KERNELJUDGE_DB") or f"sqlite:///{data_dir() / 'kerneljudge.db'}"
+    return db_url or settings.DB.get() or f"sqlite:///{data_dir() / 'kerneljudge.db'}"
 
 
 @dataclass
 class Summary:
     """One stored submission without its source and per-test/benchmark results (for lists and boards)."""
+
     id: int
     submission_id: str
     user: str
@@ -67,6 +70,7 @@ class Summary:
 @dataclass
 class Stored:
     """One stored submission in full."""
+
     id: int
     created_at: datetime
     source: str
@@ -86,7 +90,7 @@ def engine(db_url: str | None = None) -> Engine:
     return _engine(resolve_url(db_url))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _engine(resolved: str) -> Engine:
     """Made and migrated once per URL and process."""
     url = make_url(resolved)
@@ -110,7 +114,7 @@ def _private_file(path: Path) -> None:
 
 
 def _sqlite_connect(dbapi_connection, _record) -> None:
-    dbapi_connection.isolation_level = None     # SQLAlchemy's "begin" event issues BEGIN IMMEDIATE instead
+    dbapi_connection.isolation_level = None  # SQLAlchemy's "begin" event issues BEGIN IMMEDIATE instead
     cursor = dbapi_connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA journal_mode = WAL")
@@ -120,7 +124,7 @@ def _sqlite_connect(dbapi_connection, _record) -> None:
 
 
 def _upgrade(connection: Connection) -> None:
-    if connection.dialect.name == "postgresql":    # one migrating process at a time
+    if connection.dialect.name == "postgresql":  # one migrating process at a time
         connection.exec_driver_sql("SELECT pg_advisory_xact_lock(4242001)")
     command.upgrade(alembic_config(connection), "head")
 
@@ -135,35 +139,56 @@ def _transact(made: Engine, work: Callable[[Connection], T]) -> T:
             text = str(error.orig).lower()
             if attempt == WRITE_ATTEMPTS - 1 or not ("locked" in text or "busy" in text):
                 raise
-            time.sleep(random.uniform(0.05, 0.2) * 2 ** attempt)
+            time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
     raise AssertionError("unreachable")
 
 
 def save_verdict(verdict: Verdict, source: str, db_url: str | None = None) -> int:
     """Store a verdict with its source, tests and benchmarks in one transaction; returns the row id."""
     row = {
-        "submission_id": verdict.submission_id, "user": verdict.user, "problem": verdict.problem,
-        "track": verdict.track, "mode": verdict.mode, "status": verdict.status, "message": verdict.message,
-        "score_us": verdict.score_us, "source": source, "source_sha256": verdict.source_sha256,
-        "created_at": datetime.now(timezone.utc), "device_name": verdict.device.get("name", ""),
-        "device_driver": verdict.device.get("driver", ""), "device": verdict.device,
-        "toolchain": verdict.toolchain, "stages_s": verdict.stages_s, "grader_version": verdict.grader_version,
+        "submission_id": verdict.submission_id,
+        "user": verdict.user,
+        "problem": verdict.problem,
+        "track": verdict.track,
+        "mode": verdict.mode,
+        "status": verdict.status,
+        "message": verdict.message,
+        "score_us": verdict.score_us,
+        "source": source,
+        "source_sha256": verdict.source_sha256,
+        "created_at": datetime.now(timezone.utc),
+        "device_name": verdict.device.get("name", ""),
+        "device_driver": verdict.device.get("driver", ""),
+        "device": verdict.device,
+        "toolchain": verdict.toolchain,
+        "stages_s": verdict.stages_s,
+        "grader_version": verdict.grader_version,
     }
 
     def write(connection: Connection) -> int:
         key = connection.execute(submissions.insert().values(**row)).inserted_primary_key[0]
         for table, results in ((test_results, verdict.tests), (benchmark_results, verdict.benchmarks)):
             if results:
-                connection.execute(table.insert(), [
-                    {"submission": key, "position": i, **vars(result)} for i, result in enumerate(results)])
+                connection.execute(
+                    table.insert(),
+                    [{"submission": key, "position": i, **vars(result)} for i, result in enumerate(results)],
+                )
         return key
 
     return _transact(engine(db_url), write)
 
 
-def save_baseline(problem: str, device: dict, track: str, benchmarks: list[BenchmarkResult], *,
-                  toolchain: dict | None = None, source: str = "", grader_version: str = "",
-                  db_url: str | None = None) -> int:
+def save_baseline(
+    problem: str,
+    device: dict,
+    track: str,
+    benchmarks: list[BenchmarkResult],
+    *,
+    toolchain: dict | None = None,
+    source: str = "",
+    grader_version: str = "",
+    db_url: str | None = None,
+) -> int:
     """Store PyTorch's own timing of a problem on a device as the board's baseline row; returns the row id.
 
     `device` is a verdict's device record ({"name", "driver", ...}); `benchmarks` are the problem's benchmarks
@@ -173,21 +198,43 @@ def save_baseline(problem: str, device: dict, track: str, benchmarks: list[Bench
     if not benchmarks:
         raise ValueError(f"a baseline of {problem} needs at least one timed benchmark")
     score = geometric_mean([b.median_us for b in benchmarks])
-    verdict = Verdict(status=S.ACCEPTED, message=f"PyTorch baseline; score {score:.2f} us", problem=problem,
-                      track=track, submission_id=uuid.uuid4().hex[:12], user=BASELINE_USER, mode="submit",
-                      benchmarks=list(benchmarks), score_us=score, device=dict(device),
-                      toolchain=dict(toolchain or {}), grader_version=grader_version)
+    verdict = Verdict(
+        status=Status.ACCEPTED,
+        message=f"PyTorch baseline; score {score:.2f} us",
+        problem=problem,
+        track=track,
+        submission_id=uuid.uuid4().hex[:12],
+        user=BASELINE_USER,
+        mode="submit",
+        benchmarks=list(benchmarks),
+        score_us=score,
+        device=dict(device),
+        toolchain=dict(toolchain or {}),
+        grader_version=grader_version,
+    )
     return save_verdict(verdict, source, db_url)
 
 
-def list_submissions(*, user: str | None = None, problem: str | None = None, status: str | None = None,
-                     mode: str | None = None, device: str | None = None, limit: int | None = None,
-                     db_url: str | None = None) -> list[Summary]:
+def list_submissions(
+    *,
+    user: str | None = None,
+    problem: str | None = None,
+    status: str | None = None,
+    mode: str | None = None,
+    device: str | None = None,
+    limit: int | None = None,
+    db_url: str | None = None,
+) -> list[Summary]:
     """Stored submissions matching every filter given, newest first."""
     columns = [submissions.c[f.name] for f in fields(Summary)]
     query = select(*columns).order_by(submissions.c.created_at.desc(), submissions.c.id.desc()).limit(limit)
-    for column, wanted in (("user", user), ("problem", problem), ("status", status), ("mode", mode),
-                           ("device_name", device)):
+    for column, wanted in (
+        ("user", user),
+        ("problem", problem),
+        ("status", status),
+        ("mode", mode),
+        ("device_name", device),
+    ):
         if wanted is not None:
             query = query.where(submissions.c[column] == wanted)
     rows = _transact(engine(db_url), lambda connection: connection.execute(query).all())
@@ -196,6 +243,7 @@ def list_submissions(*, user: str | None = None, problem: str | None = None, sta
 
 def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
     """One submission in full: an int is a row id, a string a public submission_id or else a row id in digits."""
+
     def read(connection: Connection):
         row = None
         if isinstance(key, str):
@@ -204,8 +252,10 @@ def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
             row = connection.execute(select(submissions).where(submissions.c.id == int(key))).first()
         if row is None:
             return None
-        results = [connection.execute(select(table).where(table.c.submission == row.id)
-                                      .order_by(table.c.position)).all() for table in (test_results, benchmark_results)]
+        results = [
+            connection.execute(select(table).where(table.c.submission == row.id).order_by(table.c.position)).all()
+            for table in (test_results, benchmark_results)
+        ]
         return row, results
 
     found = _transact(engine(db_url), read)
@@ -213,11 +263,22 @@ def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
         return None
     row, (tests, benches) = found
     verdict = Verdict(
-        status=row.status, message=row.message, problem=row.problem, track=row.track,
-        submission_id=row.submission_id, user=row.user, mode=row.mode,
-        tests=[_result(TestResult, t) for t in tests], benchmarks=[_result(BenchmarkResult, b) for b in benches],
-        score_us=row.score_us, device=row.device, toolchain=row.toolchain, source_sha256=row.source_sha256,
-        stages_s=row.stages_s, grader_version=row.grader_version)
+        status=row.status,
+        message=row.message,
+        problem=row.problem,
+        track=row.track,
+        submission_id=row.submission_id,
+        user=row.user,
+        mode=row.mode,
+        tests=[_result(TestResult, t) for t in tests],
+        benchmarks=[_result(BenchmarkResult, b) for b in benches],
+        score_us=row.score_us,
+        device=row.device,
+        toolchain=row.toolchain,
+        source_sha256=row.source_sha256,
+        stages_s=row.stages_s,
+        grader_version=row.grader_version,
+    )
     return Stored(id=row.id, created_at=_utc(row.created_at), source=row.source, verdict=verdict)
 
 
@@ -226,4 +287,4 @@ def _result(kind: type[T], row) -> T:
 
 
 def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)   # SQLite drops the zone
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)  # SQLite drops the zone

@@ -34,7 +34,7 @@ def float32_bits(value: float) -> int:
 
 def _fmix32(h: torch.Tensor) -> torch.Tensor:
     h = h ^ (h >> 16)
-    h = (h * 0x85EBCA6B) & MASK32   # int64 wraps; the low 32 bits are the uint32 product
+    h = (h * 0x85EBCA6B) & MASK32  # int64 wraps; the low 32 bits are the uint32 product
     h = h ^ (h >> 13)
     h = (h * 0xC2B2AE35) & MASK32
     return h ^ (h >> 16)
@@ -44,7 +44,7 @@ def uniform(seed: int, count: int, low: float, high: float, device: torch.device
     """`count` float32 values in [low, high) for `seed`; see the module docstring."""
     h = torch.arange(count, dtype=torch.int64, device=device) ^ (seed & MASK32)
     h = _fmix32(_fmix32(h) + (seed >> 32) & MASK32)
-    u = (h >> 8).to(torch.float32) * (2.0 ** -24)
+    u = (h >> 8).to(torch.float32) * (2.0**-24)
     low32 = torch.tensor(low, dtype=torch.float32, device=device)
     scale32 = torch.tensor(high - low, dtype=torch.float32, device=device)
     return low32 + scale32 * u

@@ -30,34 +30,33 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from grader import settings
 from grader.sandbox import local as sandbox
 from grader.sandbox.local import Limits, Outcome
 
-DEFAULT_IMAGE = "kerneljudge:latest"
-INSIDE = "/work"                    # where the working directory is mounted in the container
-TMPFS_BYTES = 64 << 20              # /tmp and /dev/shm: small scratch space in memory, counted in --memory
-STARTUP_GRACE_S = 2.0               # docker run's own start-up time, allowed on top of the wall-clock limit
-KILL_PATIENCE_S = 10.0              # after `docker kill`, how long the docker client may take to return
-OUTPUT_TAIL = 8192                  # bytes of stdout and of stderr kept, as the local sandbox keeps
-LABEL = "kerneljudge.sandbox"       # on every container: "<hostname>:<pid>" of the grader that started it
-NOBODY = 65534                      # the user a root grader's run gets when no uid was given
+INSIDE = "/work"  # where the working directory is mounted in the container
+TMPFS_BYTES = 64 << 20  # /tmp and /dev/shm: small scratch space in memory, counted in --memory
+STARTUP_GRACE_S = 2.0  # docker run's own start-up time, allowed on top of the wall-clock limit
+KILL_PATIENCE_S = 10.0  # after `docker kill`, how long the docker client may take to return
+OUTPUT_TAIL = 8192  # bytes of stdout and of stderr kept, as the local sandbox keeps
+LABEL = "kerneljudge.sandbox"  # on every container: "<hostname>:<pid>" of the grader that started it
+NOBODY = 65534  # the user a root grader's run gets when no uid was given
 DROPPED_ENV = ("LD_LIBRARY_PATH",)  # the host's library paths mean nothing in the image: its own ENV applies
 KINDS = ("auto", "docker", "local")
 
 
 def image_name(image: str | None = None) -> str:
     """The image to use: the argument, else $KERNELJUDGE_IMAGE, else kerneljudge:latest."""
-    return image or os.environ.get("KERNELJUDGE_IMAGE") or DEFAULT_IMAGE
+    return image or settings.IMAGE.get()
 
 
 def gpu_index() -> int:
     """The GPU a CUDA run gets (`--gpus device=N`): $KERNELJUDGE_GPU, else 0."""
-    return int(os.environ.get("KERNELJUDGE_GPU", "0"))
+    return int(settings.GPU.get())
 
 
 def _docker(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def _last_line(text: str) -> str:
@@ -66,6 +65,7 @@ def _last_line(text: str) -> str:
 
 
 # --- is it there? ---------------------------------------------------------------------------------------------
+
 
 def image_id(image: str | None = None) -> str | None:
     """The image's id (sha256:...), or None when the engine does not have it."""
@@ -116,23 +116,36 @@ def _probe(gpu: bool, image: str | None) -> tuple[str | None, str]:
     if found is None:
         return None, f"Docker {version} is running, but it has no image {name} (build it: make docker)"
     if gpu and not nvidia_runtime():
-        return None, (f"Docker {version} and {name} are there, but not the NVIDIA container runtime "
-                      "(nvidia-container-toolkit), so no container can have a GPU")
+        return None, (
+            f"Docker {version} and {name} are there, but not the NVIDIA container runtime "
+            "(nvidia-container-toolkit), so no container can have a GPU"
+        )
     return found, f"Docker {version}, image {name} ({found[:19]})" + (", NVIDIA runtime" if gpu else "")
 
 
 # --- choosing a sandbox ---------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Backend:
     """A sandbox to run untrusted commands in, callable like `sandbox.run` (plus `gpu=N`, ignored locally)."""
-    kind: str                   # "docker" or "local"
-    description: str
-    image: str = ""             # the image's id, for the container: pinned when chosen, so a rebuild mid-way
-                                # does not mix two toolchains in one grading
 
-    def __call__(self, argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"",
-                 uid: int | None = None, env: dict[str, str] | None = None, gpu: int | None = None) -> Outcome:
+    kind: str  # "docker" or "local"
+    description: str
+    image: str = ""  # the image's id, for the container: pinned when chosen, so a rebuild mid-way
+    # does not mix two toolchains in one grading
+
+    def __call__(
+        self,
+        argv: list[str],
+        workdir: Path,
+        *,
+        limits: Limits,
+        stdin: bytes = b"",
+        uid: int | None = None,
+        env: dict[str, str] | None = None,
+        gpu: int | None = None,
+    ) -> Outcome:
         if self.kind == "docker":
             return run(argv, workdir, limits=limits, stdin=stdin, uid=uid, env=env, gpu=gpu, image=self.image)
         return sandbox.run(argv, workdir, limits=limits, stdin=stdin, uid=uid, env=env)
@@ -147,6 +160,7 @@ class Backend:
         if self.kind == "docker":
             return image_toolchain(self.image).get(track, "")
         from grader.build.toolchain import detect
+
         return detect().describe(track)
 
 
@@ -157,7 +171,7 @@ def choose(kind: str | None = "auto", track: str = "cpu", *, image: str | None =
     the local sandbox. docker: the container, or RuntimeError saying what is missing. local: the local sandbox.
     None means $KERNELJUDGE_SANDBOX, else auto.
     """
-    kind = kind or os.environ.get("KERNELJUDGE_SANDBOX") or "auto"
+    kind = kind or settings.SANDBOX.get()
     if kind not in KINDS:
         raise ValueError(f"unknown sandbox {kind!r} (choose one of {', '.join(KINDS)})")
     if kind == "local":
@@ -178,8 +192,18 @@ def _local(description: str) -> tuple[Backend, str]:
 
 # --- running one command --------------------------------------------------------------------------------------
 
-def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", uid: int | None = None,
-        env: dict[str, str] | None = None, gpu: int | None = None, image: str | None = None) -> Outcome:
+
+def run(
+    argv: list[str],
+    workdir: Path,
+    *,
+    limits: Limits,
+    stdin: bytes = b"",
+    uid: int | None = None,
+    env: dict[str, str] | None = None,
+    gpu: int | None = None,
+    image: str | None = None,
+) -> Outcome:
     """Run `argv` in a new container with `workdir` mounted at /work; never raises for the child's sake.
 
     An absolute argv[0] outside the working directory (a host path such as /usr/bin/g++) is looked up by name
@@ -195,22 +219,44 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
     memory = memory_limit(limits.memory_bytes)
     cpus = cpu_limit()
     try:
-        command = _command(name, image, _inside_argv(argv, workdir), workdir, limits, user, group, memory, cpus,
-                           _inside_env(env, workdir), gpu)
+        command = _command(
+            name,
+            image,
+            _inside_argv(argv, workdir),
+            workdir,
+            limits,
+            user,
+            group,
+            memory,
+            cpus,
+            _inside_env(env, workdir),
+            gpu,
+        )
     except (OSError, ValueError, IndexError) as error:
         return Outcome(returncode=127, wall_s=0.0, stderr=f"could not prepare the container: {error}")
     shown = image[:19] if image.startswith("sha256:") else image
-    isolation = [f"container ({shown})", "no network", "read-only root", f"tmpfs /tmp {TMPFS_BYTES >> 20} MiB",
-                 f"pids <= {limits.processes}", f"memory <= {memory >> 20} MiB",
-                 f"cpus {cpus:g}" if cpus > 0 else "no CPU quota", "all capabilities dropped", "no-new-privileges",
-                 f"uid {user}", "only the working directory writable", "watchdog (wall clock, disk)"]
+    isolation = [
+        f"container ({shown})",
+        "no network",
+        "read-only root",
+        f"tmpfs /tmp {TMPFS_BYTES >> 20} MiB",
+        f"pids <= {limits.processes}",
+        f"memory <= {memory >> 20} MiB",
+        f"cpus {cpus:g}" if cpus > 0 else "no CPU quota",
+        "all capabilities dropped",
+        "no-new-privileges",
+        f"uid {user}",
+        "only the working directory writable",
+        "watchdog (wall clock, disk)",
+    ]
     if gpu is not None:
         isolation.append(f"GPU {gpu} only")
 
     start = time.monotonic()
     try:
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, close_fds=True)
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True
+        )
     except OSError as error:
         return Outcome(returncode=127, wall_s=0.0, stderr=f"could not start docker: {error}", isolation=isolation)
     out, err = _Tail(process.stdout), _Tail(process.stderr)
@@ -236,18 +282,30 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
     if state is None or state.get("Error") or not _started(state):
         # The container never ran: docker itself failed (exit 125), or the command could not be started.
         problem = (state or {}).get("Error") or _last_line(stderr) or f"docker exited with status {process.returncode}"
-        return Outcome(returncode=127, wall_s=wall, timed_out=watchdog.reason == "wall", stdout=stdout,
-                       stderr=(f"could not start the sandboxed program in a container: {problem}\n"
-                               f"{stderr}")[-OUTPUT_TAIL:],
-                       isolation=isolation)
+        return Outcome(
+            returncode=127,
+            wall_s=wall,
+            timed_out=watchdog.reason == "wall",
+            stdout=stdout,
+            stderr=(f"could not start the sandboxed program in a container: {problem}\n{stderr}")[-OUTPUT_TAIL:],
+            isolation=isolation,
+        )
     code = int(state.get("ExitCode", process.returncode))
-    returncode = -(code - 128) if 128 < code < 128 + 65 else code      # docker says 128+N for signal N
+    returncode = -(code - 128) if 128 < code < 128 + 65 else code  # docker says 128+N for signal N
     ran = _seconds(state.get("StartedAt"), state.get("FinishedAt"))
-    return Outcome(returncode=returncode, wall_s=ran if ran is not None and 0 <= ran <= wall else wall,
-                   timed_out=watchdog.reason == "wall",
-                   killed_for="disk" if watchdog.reason == "disk" else
-                   "memory" if state.get("OOMKilled") and watchdog.reason != "wall" else "",
-                   stdout=stdout, stderr=stderr, isolation=isolation)
+    return Outcome(
+        returncode=returncode,
+        wall_s=ran if ran is not None and 0 <= ran <= wall else wall,
+        timed_out=watchdog.reason == "wall",
+        killed_for="disk"
+        if watchdog.reason == "disk"
+        else "memory"
+        if state.get("OOMKilled") and watchdog.reason != "wall"
+        else "",
+        stdout=stdout,
+        stderr=stderr,
+        isolation=isolation,
+    )
 
 
 def _without_docker_warnings(text: str) -> str:
@@ -259,14 +317,14 @@ def memory_limit(requested: int) -> int:
     """--memory: what was asked for, capped at $KERNELJUDGE_CONTAINER_MEMORY (bytes) and 3/4 of this machine's RAM
     (a limit above the machine's memory would let one run push the host itself into swapping or its OOM killer)."""
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    cap = int(os.environ.get("KERNELJUDGE_CONTAINER_MEMORY", physical * 3 // 4))
+    cap = int(settings.CONTAINER_MEMORY.get() or physical * 3 // 4)
     return max(16 << 20, min(requested, cap))
 
 
 def cpu_limit() -> float:
     """--cpus: $KERNELJUDGE_CPUS (0: no quota), else every CPU of the machine (a node grades one run at a time)."""
     count = os.cpu_count() or 1
-    return min(float(os.environ.get("KERNELJUDGE_CPUS", count)), float(count))
+    return min(float(settings.CPUS.get() or count), float(count))
 
 
 def _user(uid: int | None, workdir: Path) -> tuple[int, int]:
@@ -275,7 +333,7 @@ def _user(uid: int | None, workdir: Path) -> tuple[int, int]:
         return uid, uid
     if os.getuid() != 0:
         return os.getuid(), os.getgid()
-    for folder, dirs, _files in os.walk(workdir):  # a root grader without a uid: hand the folders to nobody
+    for folder, _dirs, _files in os.walk(workdir):  # a root grader without a uid: hand the folders to nobody
         os.chown(folder, NOBODY, NOBODY)
     return NOBODY, NOBODY
 
@@ -307,27 +365,61 @@ def _mount(source: Path, target: str, readonly: bool = False) -> str:
     return buffer.getvalue()
 
 
-def _command(name: str, image: str, argv: list[str], workdir: Path, limits: Limits, user: int, group: int,
-             memory: int, cpus: float, env: dict[str, str], gpu: int | None) -> list[str]:
+def _command(
+    name: str,
+    image: str,
+    argv: list[str],
+    workdir: Path,
+    limits: Limits,
+    user: int,
+    group: int,
+    memory: int,
+    cpus: float,
+    env: dict[str, str],
+    gpu: int | None,
+) -> list[str]:
     command = [
-        "docker", "run", "--interactive", "--name", name, "--label", f"{LABEL}={socket.gethostname()}:{os.getpid()}",
-        "--init",                                              # a real PID 1: reaps, and takes everything down with it
-        "--network", "none",                                   # no interface but a private loopback
-        "--read-only",                                         # the image's filesystem cannot be changed
-        "--tmpfs", f"/tmp:rw,noexec,nosuid,nodev,size={TMPFS_BYTES}",
-        "--shm-size", str(TMPFS_BYTES),
-        "--pids-limit", str(limits.processes),                 # a fork bomb stops here (processes and threads)
-        "--memory", str(memory), "--memory-swap", str(memory),  # no swap beyond it; the OOM killer acts inside
-        *(["--cpus", f"{cpus:g}"] if cpus > 0 else []),        # KERNELJUDGE_CPUS=0: no quota (a kernel without CFS)
-        "--cap-drop", "ALL",
-        "--security-opt", "no-new-privileges",
-        "--user", f"{user}:{group}",
-        "--ulimit", "core=0", "--ulimit", f"cpu={limits.cpu_s}", "--ulimit", f"fsize={limits.file_bytes}",
-        "--log-driver", "none",                                # output comes back through the pipes only
-        "--mount", _mount(workdir, INSIDE),                    # the only writable mount
+        "docker",
+        "run",
+        "--interactive",
+        "--name",
+        name,
+        "--label",
+        f"{LABEL}={socket.gethostname()}:{os.getpid()}",
+        "--init",  # a real PID 1: reaps, and takes everything down with it
+        "--network",
+        "none",  # no interface but a private loopback
+        "--read-only",  # the image's filesystem cannot be changed
+        "--tmpfs",
+        f"/tmp:rw,noexec,nosuid,nodev,size={TMPFS_BYTES}",
+        "--shm-size",
+        str(TMPFS_BYTES),
+        "--pids-limit",
+        str(limits.processes),  # a fork bomb stops here (processes and threads)
+        "--memory",
+        str(memory),
+        "--memory-swap",
+        str(memory),  # no swap beyond it; the OOM killer acts inside
+        *(["--cpus", f"{cpus:g}"] if cpus > 0 else []),  # KERNELJUDGE_CPUS=0: no quota (a kernel without CFS)
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--user",
+        f"{user}:{group}",
+        "--ulimit",
+        "core=0",
+        "--ulimit",
+        f"cpu={limits.cpu_s}",
+        "--ulimit",
+        f"fsize={limits.file_bytes}",
+        "--log-driver",
+        "none",  # output comes back through the pipes only
+        "--mount",
+        _mount(workdir, INSIDE),  # the only writable mount
     ]
-    for entry in sorted(workdir.iterdir()):                    # what is there already (runner, lib.so, sources) stays
-        if entry.is_file() and not entry.is_symlink():         # as it is: read-only, not renamed, not replaced
+    for entry in sorted(workdir.iterdir()):  # what is there already (runner, lib.so, sources) stays
+        if entry.is_file() and not entry.is_symlink():  # as it is: read-only, not renamed, not replaced
             command += ["--mount", _mount(entry, f"{INSIDE}/{entry.name}", readonly=True)]
     command += ["--workdir", INSIDE]
     for key, value in env.items():
@@ -429,9 +521,11 @@ def _started(state: dict) -> bool:
 
 def _seconds(started: str | None, finished: str | None) -> float | None:
     """FinishedAt - StartedAt of a container (RFC 3339 with nanoseconds), None where either is not a time."""
+
     def parse(stamp: str) -> datetime:
         head, _, frac = stamp.rstrip("Z").partition(".")
         return datetime.fromisoformat(f"{head}.{(frac + '000000')[:6]}+00:00")
+
     try:
         return (parse(finished) - parse(started)).total_seconds()
     except (AttributeError, TypeError, ValueError):
@@ -441,8 +535,9 @@ def _seconds(started: str | None, finished: str | None) -> float | None:
 def remove_stale() -> int:
     """Remove containers this host's graders left behind when they died mid-run (their pid is gone)."""
     try:
-        listed = _docker("ps", "--all", "--filter", f"label={LABEL}", "--format",
-                         f'{{{{.ID}}}} {{{{.Label "{LABEL}"}}}}', timeout=30).stdout
+        listed = _docker(
+            "ps", "--all", "--filter", f"label={LABEL}", "--format", f'{{{{.ID}}}} {{{{.Label "{LABEL}"}}}}', timeout=30
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return 0
     removed, host = 0, socket.gethostname()
@@ -467,13 +562,29 @@ def _alive(pid: int) -> bool:
 
 # --- the image's toolchain and the harness built with it ------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=8)
 def image_toolchain(image: str) -> dict[str, str]:
     """{'cpu': g++'s version line, 'cuda': nvcc's} as found in `image` (a tag or id); '' for what is missing."""
     script = "g++ --version 2>/dev/null | head -n1; echo '|'; nvcc --version 2>/dev/null | tail -n1"
     try:
-        found = _docker("run", "--rm", "--network", "none", "--read-only", "--cap-drop", "ALL", "--user",
-                        f"{NOBODY}:{NOBODY}", "--entrypoint", "sh", image, "-c", script, timeout=120)
+        found = _docker(
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--read-only",
+            "--cap-drop",
+            "ALL",
+            "--user",
+            f"{NOBODY}:{NOBODY}",
+            "--entrypoint",
+            "sh",
+            image,
+            "-c",
+            script,
+            timeout=120,
+        )
     except (OSError, subprocess.SubprocessError):
         return {"cpu": "", "cuda": ""}
     gxx, _, nvcc = found.stdout.partition("|")
@@ -484,14 +595,26 @@ def runner_flags(track: str) -> list[str]:
     """The harness's compile command for `track`, with compiler names the image's PATH resolves."""
     from grader.build import compiler
     from grader.build.toolchain import detect
+
     tools = detect()
     if hasattr(compile, "runner_flags"):  # the one place the flags are kept, once compiler.py exposes it
         flags = list(compiler.runner_flags(track, tools))
         return [os.path.basename(flags[0])] + flags[1:]
     if track == "cuda":
-        arch = tools.gpu.arch if tools.gpu else os.environ.get("KERNELJUDGE_CUDA_ARCH", "sm_90")
-        return ["nvcc", "-O2", "-std=c++17", f"-arch={arch}", "-x", "cu", "-DKJ_CUDA", "-cudart", "shared",
-                "-Xcompiler", "-ffp-contract=off"]
+        arch = tools.gpu.arch if tools.gpu else settings.CUDA_ARCH.get()
+        return [
+            "nvcc",
+            "-O2",
+            "-std=c++17",
+            f"-arch={arch}",
+            "-x",
+            "cu",
+            "-DKJ_CUDA",
+            "-cudart",
+            "shared",
+            "-Xcompiler",
+            "-ffp-contract=off",
+        ]
     return ["g++", "-O2", "-std=c++17", "-fopenmp", "-ffp-contract=off", "-x", "c++"]
 
 
@@ -503,12 +626,14 @@ def build_runner(track: str, *, image: str | None = None) -> Path:
     """
     import harness
     from grader.build import compiler
+
     pinned = image_id(image) or image_name(image)
     folder = Path(harness.__file__).parent
     sources = {p.name: p.read_bytes() for p in sorted(folder.glob("*.[ch]*")) if p.suffix in (".cpp", ".h")}
     flags = runner_flags(track)
-    key = compiler._key("runner in container", pinned, track, *[k + "\0" for k in sources], *sources.values(),
-                       " ".join(flags))
+    key = compiler._key(
+        "runner in container", pinned, track, *[k + "\0" for k in sources], *sources.values(), " ".join(flags)
+    )
     target = compiler.cache_root() / "runners" / key / "runner"
     if target.is_file():
         return target
@@ -518,12 +643,19 @@ def build_runner(track: str, *, image: str | None = None) -> Path:
         for file_name, data in sources.items():
             (workdir / file_name).write_bytes(data)
             (workdir / file_name).chmod(0o444)
-        outcome = run(flags + ["-o", "runner", "runner.cpp", "-ldl"], workdir, limits=compiler.COMPILE_LIMITS,
-                      uid=uid, image=pinned)
+        outcome = run(
+            flags + ["-o", "runner", "runner.cpp", "-ldl"],
+            workdir,
+            limits=compiler.COMPILE_LIMITS,
+            uid=uid,
+            image=pinned,
+        )
         built = workdir / "runner"
         if outcome.returncode != 0 or not built.is_file():
-            raise RuntimeError(f"building the harness in {image_name(image)} failed (status {outcome.returncode}):\n"
-                               f"{outcome.stdout}{outcome.stderr}")
+            raise RuntimeError(
+                f"building the harness in {image_name(image)} failed (status {outcome.returncode}):\n"
+                f"{outcome.stdout}{outcome.stderr}"
+            )
         return compiler._store(target.parent, "runner", built.read_bytes())
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -25,12 +25,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import settings
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
-UID_BASE = int(os.environ.get("KERNELJUDGE_UID_BASE", "61000"))
+UID_BASE = int(settings.UID_BASE.get())
 PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/dev/shm")
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -51,7 +53,7 @@ class Outcome:
     returncode: int
     wall_s: float
     timed_out: bool = False
-    killed_for: str = ""          # "memory", "disk" or "" (the watchdog's reason, besides the wall clock)
+    killed_for: str = ""  # "memory", "disk" or "" (the watchdog's reason, besides the wall clock)
     stdout: str = ""
     stderr: str = ""
     isolation: list[str] = field(default_factory=list)
@@ -72,8 +74,10 @@ def is_root() -> bool:
 
 def runs_base() -> Path:
     """Parent of the per-run working directories: traversable by the sandbox uid, private to each run."""
-    base = Path(os.environ.get("KERNELJUDGE_RUNS", "/var/lib/kerneljudge/runs" if is_root() else
-                               Path(tempfile.gettempdir()) / f"kerneljudge-runs-{os.getuid()}"))
+    default = (
+        "/var/lib/kerneljudge/runs" if is_root() else Path(tempfile.gettempdir()) / f"kerneljudge-runs-{os.getuid()}"
+    )
+    base = Path(settings.RUNS.get() or default)
     base.mkdir(parents=True, exist_ok=True)
     base.chmod(0o711)
     return base
@@ -160,8 +164,15 @@ def _user_process_count() -> int:
     return sum(1 for e in os.scandir("/proc") if e.name.isdigit() and _owner(e.path) == uid)
 
 
-def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", uid: int | None = None,
-        env: dict[str, str] | None = None) -> Outcome:
+def run(
+    argv: list[str],
+    workdir: Path,
+    *,
+    limits: Limits,
+    stdin: bytes = b"",
+    uid: int | None = None,
+    env: dict[str, str] | None = None,
+) -> Outcome:
     """Run `argv` in `workdir` under every isolation this machine allows; never raises for the child's sake."""
     isolation = probe_isolation()
     processes = limits.processes if uid is not None else limits.processes + _user_process_count()
@@ -172,8 +183,12 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
             _private_network() if is_root() else _unprivileged_network_namespace()
         if MOUNTS in isolation:
             _private_mounts(workdir)
-        for kind, value in ((resource.RLIMIT_CPU, limits.cpu_s), (resource.RLIMIT_FSIZE, limits.file_bytes),
-                            (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, processes)):
+        for kind, value in (
+            (resource.RLIMIT_CPU, limits.cpu_s),
+            (resource.RLIMIT_FSIZE, limits.file_bytes),
+            (resource.RLIMIT_CORE, 0),
+            (resource.RLIMIT_NPROC, processes),
+        ):
             resource.setrlimit(kind, (value, value))
         if limits.address_space_bytes:
             resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes,) * 2)
@@ -182,14 +197,27 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
             os.setgid(uid)
             os.setuid(uid)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a grader killed mid-run takes its harness with it
-        _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)   # no setuid binary gives privileges back
+        _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
 
-    clean_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir), "TMPDIR": str(workdir),
-                 "LANG": "C.UTF-8", **(env or {})}
+    clean_env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(workdir),
+        "TMPDIR": str(workdir),
+        "LANG": "C.UTF-8",
+        **(env or {}),
+    }
     start = time.monotonic()
     try:
-        process = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, env=clean_env, preexec_fn=preexec, close_fds=True)
+        process = subprocess.Popen(
+            argv,
+            cwd=workdir,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=clean_env,
+            preexec_fn=preexec,
+            close_fds=True,
+        )
     except (OSError, subprocess.SubprocessError) as error:
         return Outcome(returncode=127, wall_s=0.0, stderr=f"could not start the sandboxed program: {error}")
     tails = [_Tail(process.stdout), _Tail(process.stderr)]
@@ -205,9 +233,15 @@ def run(argv: list[str], workdir: Path, *, limits: Limits, stdin: bytes = b"", u
     _kill_everything(process.pid, uid)
     for tail in tails:
         tail.join(timeout=5)
-    return Outcome(returncode=returncode, wall_s=time.monotonic() - start, timed_out=watchdog.reason == "wall",
-                   killed_for=watchdog.reason if watchdog.reason in ("memory", "disk") else "",
-                   stdout=tails[0].text, stderr=tails[1].text, isolation=isolation)
+    return Outcome(
+        returncode=returncode,
+        wall_s=time.monotonic() - start,
+        timed_out=watchdog.reason == "wall",
+        killed_for=watchdog.reason if watchdog.reason in ("memory", "disk") else "",
+        stdout=tails[0].text,
+        stderr=tails[1].text,
+        isolation=isolation,
+    )
 
 
 class _Tail(threading.Thread):
@@ -221,7 +255,7 @@ class _Tail(threading.Thread):
     def run(self):
         with self.pipe:
             while chunk := self.pipe.read1(1 << 16):
-                self.data = (self.data + chunk)[-self.limit:]
+                self.data = (self.data + chunk)[-self.limit :]
 
     @property
     def text(self) -> str:

@@ -21,10 +21,10 @@ from sqlalchemy.exc import IntegrityError
 
 from grader.build import compiler
 from grader.judge import pipeline
+from grader.judge.verdict import BenchmarkResult, TestResult, Verdict
+from grader.problems.spec import TRACKS, load_problem
 from grader.records import storage
 from grader.records.schema import submissions
-from grader.problems.spec import TRACKS, load_problem
-from grader.judge.verdict import BenchmarkResult, TestResult, Verdict
 
 MODES = ("test", "submit")
 
@@ -42,12 +42,12 @@ def id_from_hex(digest: str) -> str:
 
 @dataclass(frozen=True)
 class Job:
-    problem: str                     # a slug under grader.problems.spec.problems_root()
-    track: str                       # "cuda" or "cpu"
-    filename: str                    # the submission's own file name (compile diagnostics name it)
-    source: str                      # the submission's text
+    problem: str  # a slug under grader.problems.spec.problems_root()
+    track: str  # "cuda" or "cpu"
+    filename: str  # the submission's own file name (compile diagnostics name it)
+    source: str  # the submission's text
     user: str = ""
-    mode: str = "submit"             # "test" checks correctness, "submit" also times the benchmarks
+    mode: str = "submit"  # "test" checks correctness, "submit" also times the benchmarks
     time_limit_s: float | None = None
     id: str = field(default_factory=new_id)
 
@@ -73,7 +73,7 @@ class Job:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Job":
+    def from_dict(cls, data: dict) -> Job:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -87,8 +87,15 @@ def read_source(path) -> str:
 def run_job(job: Job) -> dict:
     """Grade one job: the verdict JSON, its submission_id the job id. Raises only for a broken problem spec."""
     problem = load_problem(job.problem)
-    verdict = pipeline.grade(problem, job.source_bytes, job.filename, track=job.track, mode=job.mode,
-                             user=job.user, time_limit_s=job.time_limit_s)
+    verdict = pipeline.grade(
+        problem,
+        job.source_bytes,
+        job.filename,
+        track=job.track,
+        mode=job.mode,
+        user=job.user,
+        time_limit_s=job.time_limit_s,
+    )
     verdict.submission_id = job.id
     return verdict.to_json()
 
@@ -121,7 +128,7 @@ def recorded(job_id: str, db_url: str | None = None) -> int | None:
 
 def stored_result(job_id: str, db_url: str | None = None) -> dict | None:
     """The verdict JSON recorded for this job, or None."""
-    row = recorded(job_id, db_url)     # by row id: load_submission reads an all-digit key as a row id
+    row = recorded(job_id, db_url)  # by row id: load_submission reads an all-digit key as a row id
     stored = storage.load_submission(row, db_url) if row is not None else None
     return stored.verdict.to_json() if stored else None
 
@@ -137,11 +144,10 @@ def record_once(job: Job, result: dict, db_url: str | None = None) -> tuple[int,
         return storage.save_verdict(verdict, job.source, db_url), True
     except IntegrityError:
         row = recorded(job.id, db_url)
-        if row is None:     # an integrity error that was not our duplicate
+        if row is None:  # an integrity error that was not our duplicate
             raise
         return row, False
 
 
 def replace_id(result: dict, job_id: str) -> dict:
     return result if result.get("submission_id") == job_id else {**result, "submission_id": job_id}
-

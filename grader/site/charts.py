@@ -12,10 +12,10 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from grader.records.leaderboard import Board
 from grader.judge.verdict import BenchmarkResult
+from grader.records.leaderboard import Board
 
-INK = "#010203"          # drawn, then replaced by currentColor in the SVG text
+INK = "#010203"  # drawn, then replaced by currentColor in the SVG text
 KIND_COLOURS = {"user": "#3b82f6", "reference": "#8b5cf6", "baseline": "#f59e0b"}
 FLOOR_COLOUR = "#ef4444"
 MAX_BARS = 20
@@ -26,9 +26,9 @@ def _svg(figure: Figure, key: str, label: str) -> str:
         buffer = io.StringIO()
         figure.savefig(buffer, format="svg", transparent=True, metadata={"Date": None}, bbox_inches="tight")
     svg = buffer.getvalue()
-    svg = svg[svg.index("<svg"):].replace(INK, "currentColor")
+    svg = svg[svg.index("<svg") :].replace(INK, "currentColor")
     svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
-    svg = re.sub(r'<g id="[^"]*"', "<g", svg)      # group ids repeat from chart to chart on one page
+    svg = re.sub(r'<g id="[^"]*"', "<g", svg)  # group ids repeat from chart to chart on one page
     svg = re.sub(r'width="[\d.]+pt" height="[\d.]+pt"', f'class="chart" role="img" aria-label="{label}"', svg, count=1)
     return re.sub(r"font-family: *[^;\"']*", "font-family: inherit", svg)
 
@@ -47,7 +47,7 @@ def _figure(rows: int) -> tuple[Figure, object]:
     figure.subplots_adjust(bottom=0.6 / height, top=1 - 0.3 / height)
     axes = figure.add_subplot()
     axes.set_xscale("log")
-    axes.set_ylim(rows - 0.5, -0.5)                  # first row on top; fixes the y range before the bars
+    axes.set_ylim(rows - 0.5, -0.5)  # first row on top; fixes the y range before the bars
     axes.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     axes.xaxis.set_major_formatter(FuncFormatter(lambda us, _position: _tick(us)))
     axes.xaxis.set_minor_locator(LogLocator(subs="all"))
@@ -62,8 +62,7 @@ def _figure(rows: int) -> tuple[Figure, object]:
 
 def _legend(axes) -> None:
     """Above the plot, right-aligned, where it cannot cover a bar."""
-    axes.legend(loc="lower right", bbox_to_anchor=(1, 1), fontsize=11, frameon=False, labelcolor=INK,
-                borderaxespad=0.2)
+    axes.legend(loc="lower right", bbox_to_anchor=(1, 1), fontsize=11, frameon=False, labelcolor=INK, borderaxespad=0.2)
 
 
 def leaderboard_svg(board: Board) -> str:
@@ -75,8 +74,13 @@ def leaderboard_svg(board: Board) -> str:
     low = min([e.score_us for e in entries] + ([board.floor_us] if board.floor_us else []))
     axes.set_xlim(low / 2, max(e.score_us for e in entries) * 2)
     if board.floor_us:
-        axes.axvline(board.floor_us, color=FLOOR_COLOUR, linestyle="--", linewidth=1.5,
-                     label=f"physical floor {board.floor_us:,.2f} µs")
+        axes.axvline(
+            board.floor_us,
+            color=FLOOR_COLOUR,
+            linestyle="--",
+            linewidth=1.5,
+            label=f"physical floor {board.floor_us:,.2f} µs",
+        )
         _legend(axes)
     axes.set_xlabel("score: geometric mean of benchmark medians (log scale; lower is better)", color=INK, fontsize=11)
     return _svg(figure, f"board-{board.problem}-{board.device}", f"leaderboard of {board.problem} on {board.device}")
@@ -87,8 +91,10 @@ def benchmarks_svg(benchmarks: list[BenchmarkResult], key: str) -> str:
     figure, axes = _figure(len(benchmarks))
     names = [b.name for b in benchmarks]
     medians = [b.median_us for b in benchmarks]
-    errors = [[max(b.median_us - b.spread.get("q1_us", b.median_us), 0) for b in benchmarks],
-              [max(b.spread.get("q3_us", b.median_us) - b.median_us, 0) for b in benchmarks]]
+    errors = [
+        [max(b.median_us - b.spread.get("q1_us", b.median_us), 0) for b in benchmarks],
+        [max(b.spread.get("q3_us", b.median_us) - b.median_us, 0) for b in benchmarks],
+    ]
     axes.barh(names, medians, xerr=errors, color=KIND_COLOURS["user"], height=0.6, ecolor=INK, capsize=3)
     floors = [b.floor_us for b in benchmarks]
     if any(floors):

@@ -13,15 +13,14 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import grader
-from grader.records import leaderboard
+from grader.judge.status import Status
 from grader.problems import starter
-from grader.records import storage
-from grader.judge import status as S
-from grader.site import charts, text
 from grader.problems.spec import TRACKS, Problem, load_all
+from grader.records import leaderboard, storage
+from grader.site import charts, text
 
 HERE = Path(__file__).resolve().parent
-RECENT = 50                      # submissions listed on a problem page
+RECENT = 50  # submissions listed on a problem page
 DIFFICULTY = ["easy", "medium", "hard"]
 
 
@@ -34,8 +33,13 @@ def _time(us: float | None) -> str:
 
 
 def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters.update(
         time=_time,
         speedup=lambda x: f"{x:.2f}×" if x else "—",
@@ -45,8 +49,9 @@ def _environment() -> Environment:
         sizes=lambda sizes: ", ".join(f"{k}={v:,}" for k, v in sizes.items()),
         slug=lambda name: re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"),
     )
-    env.globals.update(version=grader.__version__,
-                       rendered_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    env.globals.update(
+        version=grader.__version__, rendered_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    )
     return env
 
 
@@ -58,17 +63,29 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
     everything = storage.list_submissions(db_url=db_url)
     pages: dict[Path, str] = {}
 
-    solvers = {slug: len({s.user for s in everything if s.problem == slug and s.status == S.ACCEPTED
-                          and leaderboard.kind_of(s.user) == "user"}) for slug in problems}
-    pages[Path("index.html")] = env.get_template("index.html").render(root="", problems=[
-        {"problem": p, "solvers": solvers[slug], "boards": boards[slug]} for slug, p in problems.items()])
+    solvers = {
+        slug: len(
+            {
+                s.user
+                for s in everything
+                if s.problem == slug and s.status == Status.ACCEPTED and leaderboard.kind_of(s.user) == "user"
+            }
+        )
+        for slug in problems
+    }
+    pages[Path("index.html")] = env.get_template("index.html").render(
+        root="",
+        problems=[{"problem": p, "solvers": solvers[slug], "boards": boards[slug]} for slug, p in problems.items()],
+    )
     for slug, problem in problems.items():
         pages[Path("problems", f"{slug}.html")] = _problem_page(
-            env, problem, boards[slug], [s for s in everything if s.problem == slug][:RECENT])
+            env, problem, boards[slug], [s for s in everything if s.problem == slug][:RECENT]
+        )
     for summary in everything:
         stored = storage.load_submission(summary.submission_id, db_url)
         pages[Path("submissions", f"{summary.submission_id}.html")] = _submission_page(
-            env, stored, problems.get(summary.problem))
+            env, stored, problems.get(summary.problem)
+        )
 
     written = []
     for relative, html in pages.items():
@@ -80,27 +97,40 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
     return written
 
 
-def _problem_page(env: Environment, problem: Problem, boards: list[leaderboard.Board],
-                  recent: list[storage.Summary]) -> str:
+def _problem_page(
+    env: Environment, problem: Problem, boards: list[leaderboard.Board], recent: list[storage.Summary]
+) -> str:
     path = problem.statement_path
     statement = path.read_text() if path.is_file() else "*This problem has no statement yet.*"
-    statement = re.sub(r"\A\s*# [^\n]*\n", "", statement)       # the page's own heading is the title
+    statement = re.sub(r"\A\s*# [^\n]*\n", "", statement)  # the page's own heading is the title
     benchmarks = []
     for track in TRACKS:
         for b in problem.benchmarks_for(track):
             flops, nbytes = problem.work(b.sizes)
             benchmarks.append({"track": track, "name": b.name, "sizes": b.sizes, "flops": flops, "bytes": nbytes})
     return env.get_template("problem.html").render(
-        root="../", problem=problem, statement=text.markdown(statement),
-        signature=text.code(problem.prototype() + ";", "c"), benchmarks=benchmarks,
-        starters=[(track, text.code(starter.starter(problem, track), "cuda" if track == "cuda" else "cpp"))
-                  for track in TRACKS],
-        boards=boards, board_charts=[charts.leaderboard_svg(b) for b in boards], submissions=recent)
+        root="../",
+        problem=problem,
+        statement=text.markdown(statement),
+        signature=text.code(problem.prototype() + ";", "c"),
+        benchmarks=benchmarks,
+        starters=[
+            (track, text.code(starter.starter(problem, track), "cuda" if track == "cuda" else "cpp"))
+            for track in TRACKS
+        ],
+        boards=boards,
+        board_charts=[charts.leaderboard_svg(b) for b in boards],
+        submissions=recent,
+    )
 
 
 def _submission_page(env: Environment, stored: storage.Stored, problem: Problem | None) -> str:
     verdict = stored.verdict
     chart = charts.benchmarks_svg(verdict.benchmarks, verdict.submission_id) if verdict.benchmarks else ""
     return env.get_template("submission.html").render(
-        root="../", stored=stored, problem=problem, chart=chart,
-        source=text.code(stored.source, "cuda" if verdict.track == "cuda" else "cpp", line_numbers=True))
+        root="../",
+        stored=stored,
+        problem=problem,
+        chart=chart,
+        source=text.code(stored.source, "cuda" if verdict.track == "cuda" else "cpp", line_numbers=True),
+    )

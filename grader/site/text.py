@@ -16,8 +16,11 @@ from pygments.util import ClassNotFound
 
 LIGHT_STYLE, DARK_STYLE = "default", "github-dark"
 _MATHML = "http://www.w3.org/1998/Math/MathML"
-_UNDER_OVER = {f"{{{_MATHML}}}msub": f"{{{_MATHML}}}munder", f"{{{_MATHML}}}msup": f"{{{_MATHML}}}mover",
-               f"{{{_MATHML}}}msubsup": f"{{{_MATHML}}}munderover"}
+_UNDER_OVER = {
+    f"{{{_MATHML}}}msub": f"{{{_MATHML}}}munder",
+    f"{{{_MATHML}}}msup": f"{{{_MATHML}}}mover",
+    f"{{{_MATHML}}}msubsup": f"{{{_MATHML}}}munderover",
+}
 _BIG_OPERATORS = {"\u2211", "\u220f", "\u22c3", "\u22c2", "max", "min", "lim", "sup", "inf"}
 ElementTree.register_namespace("", _MATHML)
 
@@ -29,7 +32,7 @@ def code(source: str, language: str, line_numbers: bool = False) -> str:
     except ClassNotFound:
         lexer = get_lexer_by_name("text")
     body = highlight(source, lexer, HtmlFormatter(nowrap=True))
-    if line_numbers:       # pygments closes its spans at each line's end, so lines can be numbered one by one
+    if line_numbers:  # pygments closes its spans at each line's end, so lines can be numbered one by one
         lines = body.splitlines()
         width = len(str(len(lines)))
         body = "".join(f'<span class="linenos">{n:>{width}}</span>{line}\n' for n, line in enumerate(lines, 1))
@@ -58,16 +61,25 @@ def _limits_under_over(mathml: str) -> str:
     root = ElementTree.fromstring(mathml)
     for element in root.iter():
         base = element[0] if len(element) else None
-        if element.tag in _UNDER_OVER and base is not None and base.tag == f"{{{_MATHML}}}mo" \
-                and (base.text or "").strip() in _BIG_OPERATORS:
+        if (
+            element.tag in _UNDER_OVER
+            and base is not None
+            and base.tag == f"{{{_MATHML}}}mo"
+            and (base.text or "").strip() in _BIG_OPERATORS
+        ):
             element.tag = _UNDER_OVER[element.tag]
     return ElementTree.tostring(root, encoding="unicode")
 
 
-_markdown = (MarkdownIt("commonmark", {"highlight": lambda text, lang, _attrs: code(text, lang)})
-             .enable("table")
-             .use(dollarmath_plugin, double_inline=True,
-                  renderer=lambda latex, options: math(latex, options.get("display_mode", False))))
+_markdown = (
+    MarkdownIt("commonmark", {"highlight": lambda text, lang, _attrs: code(text, lang)})
+    .enable("table")
+    .use(
+        dollarmath_plugin,
+        double_inline=True,
+        renderer=lambda latex, options: math(latex, options.get("display_mode", False)),
+    )
+)
 
 
 def markdown(text: str) -> str:

@@ -49,7 +49,7 @@ from conftest import REPO, fixture_params
 from grader.judge import pipeline
 from grader.sandbox import local as sandbox
 from grader.problems import solutions
-from grader.judge import status as S
+from grader.judge.status import Status
 from grader.problems.spec import load_problem
 
 HERE = Path(__file__).parent
@@ -218,7 +218,7 @@ def _store_secret_submission(url: str) -> int | None:
     try:
         from grader.records import storage
         from grader.judge.verdict import Verdict
-        verdict = Verdict(status=S.ACCEPTED, message="", problem="softmax", track="cpu", submission_id="sentinel0001",
+        verdict = Verdict(status=Status.ACCEPTED, message="", problem="softmax", track="cpu", submission_id="sentinel0001",
                           user="someone-else")
         storage.save_verdict(verdict, f"// {DB_MARKER}: somebody else's kernel\n", db_url=url)
         return _db_rows(url)
@@ -418,7 +418,7 @@ def _reference_scores(track: str, times: int = 2) -> list[float]:
     for attempt in range(times):
         verdict = pipeline.grade(load_problem("softmax"), best.read_bytes(), best.name, track=track, mode="submit")
         LOAD[f"{track} {len(LOAD)}"] = os.getloadavg()[0]
-        assert verdict.status == S.ACCEPTED, verdict.message
+        assert verdict.status == Status.ACCEPTED, verdict.message
         assert verdict.score_us, "no score"
         scores.append(verdict.score_us)
     return scores
@@ -445,7 +445,7 @@ def test_fixture(fixture, sentinels):
     assert not hung, f"the grader hung: no verdict after {seconds:.0f} s (it was freed by opening a FIFO in out/)"
     assert verdict is not None
     assert not escaped, "escaped the sandbox: " + "; ".join(escaped)
-    if verdict.status == S.ACCEPTED and "honest_floor_us" in extra:
+    if verdict.status == Status.ACCEPTED and "honest_floor_us" in extra:
         bench, floor_us = extra["honest_floor_us"].split()
         medians = {b.name: b.median_us for b in verdict.benchmarks}
         assert medians.get(bench, 0.0) >= float(floor_us), (

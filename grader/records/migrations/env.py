@@ -14,7 +14,8 @@ from alembic import context
 from grader.records.schema import metadata
 
 connection = context.config.attributes["connection"]
-context.configure(connection=connection, target_metadata=metadata,
-                  render_as_batch=connection.dialect.name == "sqlite")  # SQLite alters tables by copying them
+context.configure(
+    connection=connection, target_metadata=metadata, render_as_batch=connection.dialect.name == "sqlite"
+)  # SQLite alters tables by copying them
 with context.begin_transaction():
     context.run_migrations()
