@@ -1,0 +1,138 @@
+"""The layout's rules, checked on the source (docs/architecture.md): no import cycle between grader's modules,
+nothing below grader/cli/ prints, every KERNELJUDGE_* variable is read through grader/settings.py, and no module
+grows past 300 lines without saying why at its top.
+
+The import graph counts every import, at module level or inside a function (a late import is still a
+dependency); `from grader.x import y` is an edge to grader.x.y when that is a module, else to grader.x.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+GRADER = Path(__file__).resolve().parents[1] / "grader"
+MAX_LINES = 300
+LONG_REASON = "Longer than 300 lines"  # the phrase a long module's docstring uses to say why
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(GRADER.rglob("*.py")):
+        parts = path.relative_to(GRADER.parent).with_suffix("").parts
+        if "migrations" in parts and "versions" in parts:
+            continue  # Alembic revisions are data, not part of the graph
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    edges: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+        else:
+            continue
+        edges.update(t for t in targets if t in MODULES and t != name)
+    return edges
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle, as the list of modules along it, or None (depth-first search with colours)."""
+    colour = dict.fromkeys(graph, 0)
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        colour[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if colour[nxt] == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if colour[nxt] == 0 and (found := visit(nxt)):
+                return found
+        stack.pop()
+        colour[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if colour[start] == 0 and (found := visit(start)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle_between_grader_modules():
+    # A package's __init__ importing its own submodules is how packages re-export; only module-to-module
+    # edges that are not parent-package edges can form a cycle worth reporting.
+    graph = {
+        name: {t for t in _imports(name, path) if not name.startswith(t + ".") and not t.startswith(name + ".")}
+        for name, path in MODULES.items()
+    }
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def _calls_print(path: Path) -> list[int]:
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == "print") or (
+                isinstance(func, ast.Attribute) and func.attr == "print" and not isinstance(func.value, ast.Constant)
+            ):
+                lines.append(node.lineno)
+    return lines
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in MODULES if not n.startswith("grader.cli") and n != "grader.cli"], ids=lambda n: n
+)
+def test_only_the_cli_prints(name):
+    assert not _calls_print(MODULES[name]), f"{MODULES[name]} prints at lines {_calls_print(MODULES[name])}"
+
+
+@pytest.mark.parametrize("name", list(MODULES), ids=lambda n: n)
+def test_environment_is_read_only_through_settings(name):
+    if name == "grader.settings":
+        return
+    text = MODULES[name].read_text()
+    for line_number, line in enumerate(text.splitlines(), 1):
+        code = line.split("#", 1)[0]
+        assert not ('"KERNELJUDGE_' in code and ("environ" in code or "getenv" in code)), (
+            f"{MODULES[name]}:{line_number} reads a KERNELJUDGE_* variable directly; use grader.settings"
+        )
+
+
+@pytest.mark.parametrize("name", list(MODULES), ids=lambda n: n)
+def test_long_modules_say_why(name):
+    path = MODULES[name]
+    lines = len(path.read_text().splitlines())
+    docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+    assert lines <= MAX_LINES or LONG_REASON in docstring, (
+        f"{path} has {lines} lines: split it, or say at its top why not ('{LONG_REASON}: ...')"
+    )
+
+
+@pytest.mark.parametrize("name", list(MODULES), ids=lambda n: n)
+def test_every_module_has_a_docstring(name):
+    path = MODULES[name]
+    if path.name == "__init__.py" and not path.read_text().strip():
+        return  # an empty package marker
+    assert ast.get_docstring(ast.parse(path.read_text())), f"{path} has no module docstring"
