@@ -26,6 +26,7 @@ import subprocess
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -145,10 +146,16 @@ class Backend:
         uid: int | None = None,
         env: dict[str, str] | None = None,
         gpu: int | None = None,
+        pass_fds: tuple[int, ...] = (),
+        on_start: Callable[[int], None] | None = None,
     ) -> Outcome:
         if self.kind == "docker":
+            if pass_fds or on_start is not None:
+                raise NotImplementedError("the container sandbox does not pass file descriptors or report a pid yet")
             return run(argv, workdir, limits=limits, stdin=stdin, uid=uid, env=env, gpu=gpu, image=self.image)
-        return sandbox.run(argv, workdir, limits=limits, stdin=stdin, uid=uid, env=env)
+        return sandbox.run(
+            argv, workdir, limits=limits, stdin=stdin, uid=uid, env=env, pass_fds=pass_fds, on_start=on_start
+        )
 
     @property
     def toolchain_id(self) -> str:

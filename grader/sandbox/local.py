@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,8 +173,14 @@ def run(
     stdin: bytes = b"",
     uid: int | None = None,
     env: dict[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
+    on_start: Callable[[int], None] | None = None,
 ) -> Outcome:
-    """Run `argv` in `workdir` under every isolation this machine allows; never raises for the child's sake."""
+    """Run `argv` in `workdir` under every isolation this machine allows; never raises for the child's sake.
+
+    `pass_fds` are inherited by the child (as subprocess's pass_fds); `on_start` is called with the child's pid
+    right after it started, before this call blocks waiting for it (an exception from it kills the run).
+    """
     isolation = probe_isolation()
     processes = limits.processes if uid is not None else limits.processes + _user_process_count()
 
@@ -217,12 +224,24 @@ def run(
             env=clean_env,
             preexec_fn=preexec,
             close_fds=True,
+            pass_fds=pass_fds,
         )
     except (OSError, subprocess.SubprocessError) as error:
         return Outcome(returncode=127, wall_s=0.0, stderr=f"could not start the sandboxed program: {error}")
     tails = [_Tail(process.stdout), _Tail(process.stderr)]
     watchdog = _Watchdog(process.pid, workdir, limits, start)
     watchdog.start()
+    if on_start is not None:
+        try:
+            on_start(process.pid)
+        except Exception:
+            watchdog._kill("on_start")
+            _kill_everything(process.pid, uid)
+            process.wait()
+            watchdog.stop()
+            for tail in tails:
+                tail.join(timeout=5)
+            raise
     try:
         process.stdin.write(stdin)
         process.stdin.close()
