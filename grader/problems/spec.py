@@ -1,13 +1,20 @@
 """Problem specs: load `problems/<slug>/problem.yaml`, validate it with pydantic, derive the C prototype.
 
-A broken spec raises SpecError naming the file, the field and what is wrong.
+A broken spec raises SpecError at load, naming the file, the field and what is wrong: every formula is
+evaluated for every test and benchmark (a shape must be a whole number, a tolerance a finite number >= 0),
+reference.py is imported (a syntax error is named with its line) and statement.md must exist. `scan` loads
+every problem and returns the broken ones' errors beside the good ones, so one broken problem hides no other.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
+import traceback
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 from typing import Literal
 
 import yaml
@@ -17,7 +24,7 @@ from grader import settings
 from grader.problems import expr
 
 Track = Literal["cuda", "cpu"]
-TRACKS: tuple[str, ...] = ("cuda", "cpu")
+TRACKS: tuple[Track, ...] = ("cuda", "cpu")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -43,6 +50,11 @@ class Param(_Strict):
     def role(self) -> str:
         return {"const float*": "input", "float*": "output", "int": "size"}[self.type]
 
+    @property
+    def dims(self) -> list[str | int]:
+        """The shape's formulas, one per dimension (none for a size parameter)."""
+        return list(self.shape or [])
+
     @model_validator(mode="after")
     def _shape_matches_type(self):
         if self.type == "int" and self.shape is not None:
@@ -60,6 +72,8 @@ class Distribution(_Strict):
 
     @model_validator(mode="after")
     def _ordered(self):
+        if not (math.isfinite(self.low) and math.isfinite(self.high)):
+            raise ValueError(f"low ({self.low}) and high ({self.high}) must be finite")
         if not self.high > self.low:
             raise ValueError(f"high ({self.high}) must be greater than low ({self.low})")
         return self
@@ -109,8 +123,8 @@ class Problem(_Strict):
     def _consistent(self):
         sizes = set(self.size_names)
         for p in self.pointer_params:
-            for dim in p.shape:
-                unknown = expr.names_in(str(dim)) - sizes
+            for dim in p.dims:
+                unknown = expr.names_in(dim) - sizes
                 if unknown:
                     raise ValueError(f"shape of {p.name!r} uses unknown size {sorted(unknown)}")
         inputs = {p.name for p in self.input_params}
@@ -126,17 +140,30 @@ class Problem(_Strict):
                 seen.add(size_set.name)
                 if set(size_set.sizes) != sizes:
                     raise ValueError(f"{where}: sizes must give exactly {sorted(sizes)}")
-                for rule in self.constraints:
-                    if not expr.evaluate(rule, size_set.sizes):
-                        raise ValueError(f"{where}: sizes {size_set.sizes} break the constraint {rule!r}")
-                for field in ("flops", "bytes"):
-                    expr.evaluate(getattr(self, field), size_set.sizes)  # an unknown name fails here, at load
-                expr.evaluate(self.tolerance.atol, size_set.sizes)
-                expr.evaluate(self.tolerance.rtol, size_set.sizes)
                 for name in size_set.inputs:
                     if name not in inputs:
                         raise ValueError(f"{where}.inputs: {name!r} is not an input parameter")
+                self._check_formulas(where, size_set.sizes)
         return self
+
+    def _check_formulas(self, where: str, sizes: dict[str, int]) -> None:
+        """Every formula evaluates, for these sizes, to what its field needs; else a ValueError naming both."""
+        at = f"(for {where}: {describe_sizes(sizes)})"
+        for rule in self.constraints:
+            try:
+                if not expr.holds(rule, sizes):
+                    raise ValueError(f"{where}: sizes {sizes} break the constraint {rule!r}")
+            except expr.FormulaError as error:
+                raise ValueError(f"constraints: {error} {at}") from error
+        checks: list[tuple[str, expr.Formula, Callable[[expr.Formula, dict], float]]]
+        checks = [(f"shape of {p.name!r}", dim, expr.count) for p in self.pointer_params for dim in p.dims]
+        checks += [("flops", self.flops, expr.amount), ("bytes", self.bytes, expr.amount)]
+        checks += [(f"tolerance.{name}", getattr(self.tolerance, name), expr.amount) for name in ("atol", "rtol")]
+        for field, formula, evaluate in checks:
+            try:
+                evaluate(formula, sizes)
+            except expr.FormulaError as error:
+                raise ValueError(f"{field}: {error} {at}") from error
 
     @property
     def size_names(self) -> list[str]:
@@ -159,7 +186,7 @@ class Problem(_Strict):
         return f"void {name}({args})"
 
     def shape(self, param: Param, sizes: dict) -> tuple[int, ...]:
-        return tuple(int(expr.evaluate(dim, sizes)) for dim in param.shape)
+        return tuple(expr.count(dim, sizes) for dim in param.dims)
 
     def distribution(self, size_set: SizeSet, name: str) -> Distribution:
         return size_set.inputs.get(name) or self.inputs.get(name) or Distribution()
@@ -168,26 +195,19 @@ class Problem(_Strict):
         return [t for t in self.tests if track in t.tracks]
 
     def benchmarks_for(self, track: str) -> list[SizeSet]:
-        return list(self.benchmarks.get(track, []))
+        return next((list(sets) for name, sets in self.benchmarks.items() if name == track), [])
 
     def tolerances(self, sizes: dict) -> tuple[float, float]:
-        return float(expr.evaluate(self.tolerance.atol, sizes)), float(expr.evaluate(self.tolerance.rtol, sizes))
+        return expr.amount(self.tolerance.atol, sizes), expr.amount(self.tolerance.rtol, sizes)
 
     def work(self, sizes: dict) -> tuple[float, float]:
         """(floating-point operations, bytes that must cross device memory) for one call."""
-        return float(expr.evaluate(self.flops, sizes)), float(expr.evaluate(self.bytes, sizes))
+        return expr.amount(self.flops, sizes), expr.amount(self.bytes, sizes)
 
     @cached_property
-    def reference_module(self):
-        path = self.folder / "reference.py"
-        module_spec = importlib.util.spec_from_file_location(
-            f"kerneljudge_reference_{self.slug.replace('-', '_')}", path
-        )
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
-        if not callable(getattr(module, "reference", None)):
-            raise SpecError(f"{path}: defines no `reference` function")
-        return module
+    def reference_module(self) -> ModuleType:
+        """reference.py, imported (load_problem does it first, so a broken one is a SpecError at load)."""
+        return _import_reference(self.folder / "reference.py", f"kerneljudge_reference_{self.slug.replace('-', '_')}")
 
     @property
     def statement_path(self) -> Path:
@@ -210,18 +230,47 @@ def load_problem(slug_or_path: str | Path) -> Problem:
         raise SpecError(f"no problem {str(slug_or_path)!r} (known: {known})")
     try:
         data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as error:
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
         raise SpecError(f"{path}: not valid YAML: {error}") from error
     if not isinstance(data, dict):
         raise SpecError(f"{path}: expected a mapping at the top level")
     try:
-        return Problem(slug=folder.name, folder=folder, **data)
+        problem = Problem(slug=folder.name, folder=folder, **data)
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
-        raise SpecError(f"{path}: " + (f"field {field}: " if field else "") + first["msg"]) from error
+        message = first["msg"].removeprefix("Value error, ")
+        raise SpecError(f"{path}: " + (f"field {field}: " if field else "") + message) from error
     except (ValueError, TypeError) as error:
         raise SpecError(f"{path}: {error}") from error
+    statement = problem.statement_path
+    if not statement.is_file() or not statement.read_text(errors="replace").strip():
+        raise SpecError(
+            f"{statement}: {'empty' if statement.is_file() else 'missing'}: every problem needs a statement"
+        )
+    problem.reference_module  # noqa: B018 (imported now, so a broken reference.py is an error at load)
+    return problem
+
+
+def _import_reference(path: Path, module_name: str) -> ModuleType:
+    """Import reference.py; any failure is a SpecError naming the file and, where there is one, the line."""
+    if not path.is_file():
+        raise SpecError(f"{path}: missing: every problem needs a reference")
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise SpecError(f"{path}: cannot be imported")
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except SyntaxError as error:
+        raise SpecError(f"{path}:{error.lineno}: syntax error: {error.msg}") from error
+    except Exception as error:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
+        line = f":{frames[-1].lineno}" if frames else ""
+        raise SpecError(f"{path}{line}: {type(error).__name__} while importing: {error}") from error
+    if not callable(getattr(module, "reference", None)):
+        raise SpecError(f"{path}: defines no `reference` function")
+    return module
 
 
 def list_slugs() -> list[str]:
@@ -230,4 +279,17 @@ def list_slugs() -> list[str]:
 
 
 def load_all() -> list[Problem]:
+    """Every problem; the first broken one raises its SpecError (`scan` carries on past it)."""
     return [load_problem(slug) for slug in list_slugs()]
+
+
+def scan() -> tuple[list[Problem], list[SpecError]]:
+    """Every problem that loads, and the SpecError of each one that does not, both in slug order."""
+    problems: list[Problem] = []
+    errors: list[SpecError] = []
+    for slug in list_slugs():
+        try:
+            problems.append(load_problem(slug))
+        except SpecError as error:
+            errors.append(error)
+    return problems, errors

@@ -18,7 +18,7 @@ _TRACK_NOTES = {
 def starter(problem: Problem, track: str) -> str:
     includes, note = _TRACK_NOTES[track]
     shapes = "\n".join(
-        f"//   {p.name:<8} {p.role:<6} {' x '.join(str(d) for d in p.shape)}" for p in problem.pointer_params
+        f"//   {p.name:<8} {p.role:<6} {' x '.join(str(d) for d in p.dims)}" for p in problem.pointer_params
     )
     return (
         f"// {problem.title} ({track} track): kerneljudge starter.\n"
