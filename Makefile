@@ -1,64 +1,108 @@
-# kerneljudge: `make grade PROBLEM=softmax` grades something real, `make test` runs the tests.
-# Every target installs what it needs first (make setup), reusing an installed PyTorch.
+# kerneljudge: `make grade PROBLEM=softmax` grades something real, `make test` runs the tests; `make help` lists
+# the rest. Every target installs what it needs first (make setup), reusing an installed PyTorch.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 GRADER := $(VENV)/bin/grader
-WHEELHOUSE ?= wheelhouse
 PROBLEM ?= softmax
 USER ?= $(shell whoami)
-# pip finds everything offline when a wheel folder is there (`make wheelhouse` makes one for GPU nodes).
-PIP_SOURCE := $(if $(wildcard $(WHEELHOUSE)/*.whl),--no-index --find-links $(WHEELHOUSE))
+# The extras setup installs: every one pyproject.toml defines (the names in [project.optional-dependencies]).
+EXTRAS ?= $(shell awk '/^\[/ { t = ($$0 == "[project.optional-dependencies]") } \
+  t && /^[A-Za-z0-9_.-]+ *=/ { sub(/ *=.*/, ""); printf "%s%s", s, $$0; s = "," }' pyproject.toml)
+# A wheel folder made by `make wheelhouse` for a machine with no network. setup installs from it alone (pip's
+# --no-index) when it holds wheels made for this Python (its file python-version says which, else the tags of its
+# wheels), else from the index.
+WHEELHOUSE ?= wheelhouse
+WHEELHOUSE_PY ?= 3.12
+wheelhouse_python = $(or $(shell cat $(WHEELHOUSE)/python-version 2> /dev/null),$(shell ls $(WHEELHOUSE) 2> /dev/null | sed -n 's/.*-cp3\([0-9]*\)-cp3[0-9]*-.*/3.\1/p' | head -1))
+python_version = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+PIP_SOURCE = $(if $(wildcard $(WHEELHOUSE)/*.whl),$(if $(filter-out $(python_version),$(wheelhouse_python)),,--no-index --find-links $(WHEELHOUSE)))
 
-.PHONY: setup test test-gpu grade selftest wheelhouse clean bench-solutions validate-timing site serve
+.PHONY: help setup test test-gpu grade selftest wheelhouse clean bench-solutions validate-timing site serve
+.DEFAULT_GOAL := setup
 
-setup: $(VENV)/.installed
+help: ## this list
+	@awk -F ':.*## ' '/^[A-Za-z0-9_-]+:.*## / { printf "  make %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@echo "Variables: PROBLEM FILE USER (grade), PYTHON (the interpreter setup builds on), VENV, WHEELHOUSE, WHEELHOUSE_PY."
 
-# The venv sees the packages of $(PYTHON) (a .pth file lists its site-packages, which works even when
-# $(PYTHON) is itself a venv, as on GPU images), so an installed PyTorch is reused, never downloaded again;
-# $(PYTHON)'s pip and setuptools install the project (no build isolation: it works offline).
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv --without-pip $(VENV)
+setup: $(VENV)/.installed ## the venv (.venv): the project (editable) with every extra; runs first for every target
+
+# The venv has its own pip, bootstrapped by the venv module (ensurepip; Debian and Ubuntu package it as
+# python3-venv) and upgraded from the index or the wheelhouse, so nothing depends on $(PYTHON)'s pip, setuptools or
+# wheel. It also sees the packages of $(PYTHON): a .pth file lists its site-packages (which works even when
+# $(PYTHON) is itself a venv, as on GPU images), so an installed PyTorch is reused, never downloaded again.
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
 	$(PYTHON) -c "import site; print('\n'.join(site.getsitepackages()))" \
 	  > "$$($(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/kerneljudge-parent.pth"
-	$(PYTHON) -m pip --python $(PY) install -q --no-build-isolation $(PIP_SOURCE) -e '.[test,distributed]'
+	@echo "setup: $(if $(PIP_SOURCE),offline from $(WHEELHOUSE)/ (pip --no-index),$(if $(wildcard $(WHEELHOUSE)/*.whl),$(WHEELHOUSE)/ holds wheels for Python $(wheelhouse_python) and this is $(python_version): )from the index)"
+	$(PY) -m pip install -q --disable-pip-version-check $(PIP_SOURCE) --upgrade pip
 	touch $@
 
-test: setup
+# The project itself, with build isolation: pip takes the build backend ([build-system] in pyproject.toml) from the
+# index or the wheelhouse into a throwaway environment, never from the venv or $(PYTHON).
+$(VENV)/.installed: pyproject.toml $(VENV)/.created
+	$(PY) -m pip install -q --disable-pip-version-check $(PIP_SOURCE) -e '.[$(EXTRAS)]'
+	touch $@
+
+test: setup ## the test suite (GPU tests skip themselves where no GPU is visible)
 	$(PY) -m pytest -q
 
-test-gpu: setup
+test-gpu: setup ## the GPU half of the suite
 	$(PY) -m pytest -q -m gpu -p no:cacheprovider
 
-grade: setup
+grade: setup ## grade FILE (default: the best reference solution of PROBLEM for this machine) as USER
 	$(GRADER) submit $(PROBLEM) $(or $(FILE),$$($(PY) -m grader.problems.solutions $(PROBLEM))) --user $(USER)
 
-selftest: setup
+selftest: setup ## every reference rung accepted, every null answer rejected
 	$(GRADER) selftest
 
-# Wheels for an air-gapped GPU node (Python 3.12, x86-64): everything the project needs beyond PyTorch.
-wheelhouse:
-	$(PYTHON) -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
-	  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-	  -d $(WHEELHOUSE) pydantic pydantic-core annotated-types typing-inspection typing-extensions \
-	  sqlalchemy greenlet alembic mako markupsafe latex2mathml pyyaml mdit-py-plugins
-	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEELHOUSE) .
+# Wheels for `make setup` on a machine with no network, by default the GPU node's Python (WHEELHOUSE_PY, x86-64
+# manylinux): pip, the build backend and everything pyproject.toml asks for (its dependencies and every extra),
+# read from pyproject.toml so that nothing added there is forgotten here. Left out (WHEELHOUSE_OMIT): PyTorch (with
+# its CUDA libraries, several GB) and numpy and matplotlib (about 35 MB with what they need): the GPU node's Python
+# has all three, and the wheelhouse travels with the repo within 64 MiB. A Python without them installs them
+# from elsewhere first. Markers are read for the Python that runs pip, so run it on one no newer than WHEELHOUSE_PY.
+WHEELHOUSE_OMIT ?= torch numpy matplotlib
+WHEELHOUSE_PLATFORMS ?= manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_24_x86_64 \
+  manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_12_x86_64 manylinux2010_x86_64 manylinux_2_5_x86_64 manylinux1_x86_64
+define WHEELHOUSE_REQUIREMENTS
+import re, sys
+try:
+    import tomllib
+except ModuleNotFoundError:
+    sys.exit("make wheelhouse reads pyproject.toml with tomllib: it needs Python >= 3.11")
+project = tomllib.load(open("pyproject.toml", "rb"))
+wanted = project["build-system"]["requires"] + ["wheel", "pip"] + project["project"]["dependencies"]
+wanted += [r for extra in project["project"].get("optional-dependencies", {}).values() for r in extra]
+omit = {name.lower() for name in sys.argv[1:]}
+print("\n".join(r for r in wanted if re.split(r"[\s\[<>=!~;(@]", r, maxsplit=1)[0].lower() not in omit))
+endef
+export WHEELHOUSE_REQUIREMENTS
 
-clean:
-	rm -rf $(VENV) build site *.egg-info
+wheelhouse: $(VENV)/.created ## wheels for an offline `make setup` (Python WHEELHOUSE_PY, x86-64), in WHEELHOUSE
+	rm -rf $(WHEELHOUSE).part && mkdir -p $(WHEELHOUSE).part
+	$(PY) -c "$$WHEELHOUSE_REQUIREMENTS" $(WHEELHOUSE_OMIT) > $(WHEELHOUSE).part/requirements.txt
+	$(PY) -m pip download -q --disable-pip-version-check --only-binary=:all: --implementation cp \
+	  --python-version $(WHEELHOUSE_PY) $(addprefix --platform ,$(WHEELHOUSE_PLATFORMS)) \
+	  -d $(WHEELHOUSE).part -r $(WHEELHOUSE).part/requirements.txt
+	echo $(WHEELHOUSE_PY) > $(WHEELHOUSE).part/python-version
+	rm -rf $(WHEELHOUSE) && mv $(WHEELHOUSE).part $(WHEELHOUSE)
+	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE)/*.whl | wc -l) wheels for Python $(WHEELHOUSE_PY), $$(du -sh $(WHEELHOUSE) | cut -f1); left out: $(WHEELHOUSE_OMIT)"
 
-# GPU: every rung of every ladder next to PyTorch, and the timer checked against do_bench and ncu.
-bench-solutions: setup
+clean: ## remove the venv and the build outputs
+	rm -rf $(VENV) build site *.egg-info $(WHEELHOUSE).part
+
+bench-solutions: setup ## GPU: every rung of every ladder next to PyTorch, stored
 	$(GRADER) bench-solutions
 
-validate-timing: setup
+validate-timing: setup ## GPU: the timer checked against do_bench and ncu
 	$(GRADER) validate-timing
 
-# The static site from the results database, and a local server to browse it.
-site: setup
+site: setup ## the static site from the results database, in build/site
 	$(GRADER) render --out build/site
 
-serve: setup
+serve: setup ## a local server for the site
 	$(GRADER) serve
 
 include docker.mk

@@ -40,7 +40,7 @@ GRADER ?= grader
 
 .PHONY: docker docker-base docker-local docker-grade docker-clean
 
-docker:
+docker: ## the grader image IMAGE from the Dockerfile on BASE_IMAGE (docs/container.md)
 	@set -e; wheels_url=""; cert_url=""; \
 	if [ -n "$(WHEELS)$(BUILD_CA)" ]; then \
 	  serve=$$(mktemp -d); url=http://127.0.0.1:$(BUILD_PORT); \
@@ -57,7 +57,7 @@ docker:
 	  -t $(IMAGE) "$(KJ_ROOT)"; \
 	$(DOCKER) image ls $(IMAGE)
 
-docker-base:
+docker-base: ## a minimal Debian base made here (debootstrap), no registry needed
 	@set -e; \
 	if $(DOCKER) image inspect $(LOCAL_BASE) > /dev/null 2>&1; then echo "$(LOCAL_BASE) is there"; exit 0; fi; \
 	tarball="$(BASE_TARBALL)"; \
@@ -76,14 +76,14 @@ docker-base:
 	  --change 'CMD ["/bin/bash"]' "$$tarball" $(LOCAL_BASE) > /dev/null; \
 	echo "$(LOCAL_BASE) imported"
 
-docker-local: docker-base
+docker-local: docker-base ## the image on that base (CPU track; PyTorch from LOCAL_WHEELS if there)
 	@$(MAKE) --no-print-directory -f "$(KJ_ROOT)/docker.mk" docker BASE_IMAGE=$(LOCAL_BASE) IMAGE=$(IMAGE) \
 	  TORCH_SPEC="$(LOCAL_TORCH_SPEC)" WHEELS="$(if $(LOCAL_TORCH_WHEEL),$(LOCAL_WHEELS))" TORCH_INDEX=
 
-docker-grade: $(if $(VENV),setup)
+docker-grade: $(if $(VENV),setup) ## grade FILE with every compile and run in a container of IMAGE
 	@test -n "$(FILE)" || { echo "usage: make docker-grade PROBLEM=softmax FILE=path/to/solution.cpp [IMAGE=...]" >&2; exit 2; }
 	KERNELJUDGE_IMAGE=$(IMAGE) $(GRADER) $(GRADE_MODE) $(PROBLEM) $(FILE) --sandbox docker
 
-docker-clean:
+docker-clean: ## remove IMAGE, the local base and its cached tarball
 	-$(DOCKER) image rm $(IMAGE) $(LOCAL_BASE)
 	rm -f "$(BASE_TARBALL)"
