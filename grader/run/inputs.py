@@ -48,3 +48,48 @@ def uniform(seed: int, count: int, low: float, high: float, device: torch.device
     low32 = torch.tensor(low, dtype=torch.float32, device=device)
     scale32 = torch.tensor(high - low, dtype=torch.float32, device=device)
     return low32 + scale32 * u
+
+
+def _rotl(x: int, bits: int) -> int:
+    return ((x << bits) | (x >> (64 - bits))) & MASK64
+
+
+def siphash24(key: bytes, message: bytes) -> int:
+    """SipHash-2-4 of `message` under a 16-byte `key`, as a 64-bit integer (Aumasson and Bernstein, 2012)."""
+    k0, k1 = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:16], "little")
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D, k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def rounds(count: int) -> None:
+        for _ in range(count):
+            v[0] = (v[0] + v[1]) & MASK64
+            v[1] = _rotl(v[1], 13) ^ v[0]
+            v[0] = _rotl(v[0], 32)
+            v[2] = (v[2] + v[3]) & MASK64
+            v[3] = _rotl(v[3], 16) ^ v[2]
+            v[0] = (v[0] + v[3]) & MASK64
+            v[3] = _rotl(v[3], 21) ^ v[0]
+            v[2] = (v[2] + v[1]) & MASK64
+            v[1] = _rotl(v[1], 17) ^ v[2]
+            v[2] = _rotl(v[2], 32)
+
+    tail = len(message) % 8
+    last = (len(message) & 0xFF) << 56 | int.from_bytes(message[len(message) - tail :], "little")
+    words = [int.from_bytes(message[i : i + 8], "little") for i in range(0, len(message) - tail, 8)]
+    for word in [*words, last]:
+        v[3] ^= word
+        rounds(2)
+        v[0] ^= word
+    v[2] ^= 0xFF
+    rounds(4)
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+def call_seed(key: int, call: int) -> int:
+    """The seed of call number `call` of a case whose secret is the 128-bit `key` (grader/run/generator.h):
+    SipHash-2-4 of the call index under the key. Its inputs are then `tensor_seed(call_seed, 0, param)`."""
+    return siphash24(key.to_bytes(16, "little"), call.to_bytes(8, "little"))
+
+
+def key_words(key: int) -> tuple[int, int]:
+    """The 128-bit key as the two 64-bit words the supervisor's request carries (k0 = the first 8 bytes)."""
+    return key & MASK64, key >> 64

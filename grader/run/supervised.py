@@ -1,0 +1,151 @@
+"""One supervised run (the CPU track): the worker in the sandbox, the trusted supervisor beside it.
+
+The grader makes the two channels between them: a SOCK_SEQPACKET socketpair for the handshake and a sealed
+memfd for the buffers (it cannot grow or shrink under the supervisor, so no SIGBUS can be provoked there).
+The sandbox starts the worker with its ends of both (`pass_fds`); the moment it has started, `on_start` opens
+a pidfd on it (before anything could reap it) and starts the supervisor with the other end, the memfd, the
+pidfd and the request, which holds the per-case secret keys and never reaches the sandbox. The supervisor
+writes every record into a trusted folder: created here, 0700 and the grader's own, outside the run's
+working directory, so the sandbox (another uid, a private mount namespace) can neither read nor write it.
+
+What came back is judged by grader/judge/pipeline.py from that folder alone. A failure of the judge itself
+(the supervisor could not write its folder, a full disk, a supervisor that crashed) raises JudgeError: an
+internal error of the judge, never a verdict against the submission.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.run import binaries
+from grader.sandbox import local as sandbox
+from grader.sandbox.local import Limits, Outcome
+
+EXIT_INTERNAL, EXIT_DISK = 70, 74
+ALIGN = 4096  # each buffer on its own page, as the supervisor lays them out
+SUPERVISOR_EXIT_WAIT_S = 60.0  # after the worker is gone, the supervisor only writes its last records
+
+
+class JudgeError(RuntimeError):
+    """The judge failed, not the submission: no verdict can be given (exit code 3 of the CLI)."""
+
+
+@dataclass
+class Result:
+    outcome: Outcome  # the worker's, from the sandbox
+    trusted: Path  # the supervisor's records; the caller removes it (remove_trusted)
+
+
+def region_bytes(buffer_counts: list[list[int]]) -> int:
+    """Bytes of shared memory for cases whose buffers hold these many floats (the largest case's layout)."""
+    return max((sum(-(-max(n, 1) * 4 // ALIGN) * ALIGN for n in counts) for counts in buffer_counts), default=0)
+
+
+def new_trusted_folder() -> Path:
+    """A folder only the grader's user can enter, beside (never inside) the runs' working directories."""
+    folder = Path(tempfile.mkdtemp(prefix="trusted-", dir=sandbox.runs_base()))
+    folder.chmod(0o700)
+    return folder
+
+
+def remove_trusted(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(
+    cases_request: str,
+    region: int,
+    library_name: str,
+    workdir: Path,
+    *,
+    sandbox_run: Callable[..., Outcome],
+    limits: Limits,
+    uid: int | None,
+    env: dict[str, str],
+) -> Result:
+    """Run the worker (already copied into `workdir` as ./worker, beside `library_name`) under the supervisor.
+
+    `cases_request` is the supervisor's request from the first `case` line to `end`; `region` the shared
+    memory's size in bytes (region_bytes).
+    """
+    supervisor_binary = binaries.supervisor()
+    trusted = new_trusted_folder()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    memory = os.memfd_create("kerneljudge-buffers", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    started: list[subprocess.Popen] = []
+    errors = tempfile.TemporaryFile()
+    try:
+        os.ftruncate(memory, region)
+        fcntl.fcntl(memory, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+
+        def on_start(pid: int) -> None:
+            theirs.close()  # the worker holds its end now: when it dies, the supervisor reads end-of-file
+            pidfd = os.pidfd_open(pid)
+            try:
+                fds = (ours.fileno(), memory, pidfd)
+                process = subprocess.Popen(
+                    [str(supervisor_binary), *map(str, fds)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errors,
+                    pass_fds=fds,
+                    close_fds=True,
+                )
+            finally:
+                os.close(pidfd)
+            started.append(process)
+            head = f"worker {pid}\noutdir {trusted}\nwall_ms {int(limits.wall_s * 1000)}\n"
+            assert process.stdin is not None
+            with process.stdin:
+                process.stdin.write((head + cases_request).encode())
+
+        outcome = sandbox_run(
+            ["./worker", str(theirs.fileno()), str(memory), f"./{library_name}"],
+            workdir,
+            limits=limits,
+            uid=uid,
+            env=env,
+            pass_fds=(theirs.fileno(), memory),
+            on_start=on_start,
+        )
+        ours.close()
+        if not started:
+            return Result(outcome, trusted)  # the worker never started: the outcome says why
+        _wait_for(started[0], errors)
+        return Result(outcome, trusted)
+    except BaseException:
+        for process in started:
+            process.kill()
+            process.wait()
+        remove_trusted(trusted)
+        raise
+    finally:
+        ours.close()
+        theirs.close()
+        os.close(memory)
+        errors.close()
+
+
+def _wait_for(process: subprocess.Popen, errors) -> None:
+    try:
+        status = process.wait(timeout=SUPERVISOR_EXIT_WAIT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise JudgeError(f"the supervisor did not finish {SUPERVISOR_EXIT_WAIT_S:.0f} s after the worker") from None
+    errors.seek(0)
+    said = errors.read(4096).decode("utf-8", "replace").strip()
+    if status == EXIT_DISK:
+        raise JudgeError(f"the judge's disk is full or unwritable (no verdict was given): {said}")
+    if status != 0:
+        how = f"killed by {signal.Signals(-status).name}" if status < 0 else f"exit status {status}"
+        raise JudgeError(f"the supervisor failed ({how}): {said}")
