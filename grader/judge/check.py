@@ -3,6 +3,10 @@
 Every element must satisfy |out - ref| <= atol + rtol*|ref|; NaN and Inf never pass; inputs must come back
 exactly as generated. Files from the untrusted side are opened without following links, must be regular files
 of exactly the expected size, and are read as raw float32: nothing in them is ever interpreted.
+
+A wrong output is described by kind: elements never written (they still hold the judge's NaN poison), NaN
+and Inf the submission wrote, and finite elements out of tolerance, each with its count and first index; the
+error figures are over the finite elements only, so a NaN never hides behind "max abs err 0".
 """
 
 from __future__ import annotations
@@ -15,8 +19,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from grader.judge.status import Status
+from grader.judge.verdict import TestResult
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
+
+# The bit pattern every output holds before each call: a quiet NaN whose payload no arithmetic produces (the
+# default NaNs are 0xFFC00000 on x86, 0x7FC00000 on ARM and 0x7FFFFFFF on CUDA; negated, they are still not
+# it), so an element that still holds it was never written (or was computed from one that was not).
+POISON_BITS = 0x7FC0FFEE
+# What harness/platform.h's fill_nan writes today (a byte memset of 0xFF), also read as never written until
+# it writes POISON_BITS; on CUDA a negated NaN (0x7FFFFFFF with the sign set) has the same bits.
+MEMSET_POISON_BITS = 0xFFFFFFFF
 
 
 class TamperedOutput(Exception):
@@ -26,9 +40,12 @@ class TamperedOutput(Exception):
 @dataclass
 class Comparison:
     ok: bool
-    max_abs_err: float
+    max_abs_err: float  # over the finite elements; inf when no element is finite
     max_rel_err: float
     message: str = ""
+    unwritten: int = 0  # elements still holding the poison
+    nan: int = 0  # NaN the submission wrote
+    inf: int = 0  # +-Inf the submission wrote
 
 
 def device() -> torch.device:
@@ -106,26 +123,70 @@ def reference_outputs(problem: Problem, size_set: SizeSet, arrays: dict[str, tor
 
 
 def compare(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -> Comparison:
-    """Element-wise check; the message names the first bad element and the error figures."""
-    dev = expected.device
-    got_t = torch.from_numpy(got).to(dev, torch.float64).reshape(expected.shape)
-    err = (got_t - expected).abs()
-    allowed = atol + rtol * expected.abs()
-    bad = ~(err <= allowed)  # NaN compares false, so NaN is bad
-    bad |= ~torch.isfinite(got_t)
+    """Element-wise check; the message counts each kind of bad element, says where each starts, and gives the
+    error figures of the finite elements."""
+    shape = tuple(expected.shape)
+    got32 = torch.from_numpy(got).to(expected.device).reshape(shape)
+    bits = got32.view(torch.int32)
+    unwritten = (bits == _as_int32(POISON_BITS)) | (bits == _as_int32(MEMSET_POISON_BITS))
+    nan = torch.isnan(got32) & ~unwritten
+    inf = torch.isinf(got32)
+    err = (got32.to(torch.float64) - expected).abs()
+    wrong = torch.isfinite(got32) & ~(err <= atol + rtol * expected.abs())  # NaN compares false: a NaN ref fails
     finite = torch.isfinite(err)
-    max_abs = float(err[finite].max()) if bool(finite.any()) else float("inf")
-    rel = err / expected.abs().clamp_min(1e-30)
-    max_rel = float(rel[finite].max()) if bool(finite.any()) else float("inf")
-    if not bool(bad.any()):
+    any_finite = bool(finite.any())
+    max_abs = float(err[finite].max()) if any_finite else float("inf")
+    max_rel = float((err / expected.abs().clamp_min(1e-30))[finite].max()) if any_finite else float("inf")
+    counts = {"unwritten": int(unwritten.sum()), "nan": int(nan.sum()), "inf": int(inf.sum())}
+    bad = int(wrong.sum()) + sum(counts.values())
+    if bad == 0:
         return Comparison(True, max_abs, max_rel)
-    count = int(bad.sum())
-    first = int(torch.nonzero(bad.flatten())[0])
-    index = np.unravel_index(first, tuple(expected.shape))
-    where = "[" + ", ".join(str(int(i)) for i in index) + "]"
-    message = (
-        f"{count} of {expected.numel()} elements wrong; first at {where}: got {float(got[first]):.9g}, "
-        f"expected {float(expected.flatten()[first]):.9g} (atol {atol:.3g}, rtol {rtol:.3g}); "
+    parts = []
+    for mask, what in ((unwritten, "never written"), (nan, "NaN"), (inf, "Inf")):
+        first = _first(mask)
+        if first is not None:
+            parts.append(f"{int(mask.sum())} {what}, first at {_index(first, shape)}")
+    first = _first(wrong)
+    if first is not None:
+        parts.append(
+            f"{int(wrong.sum())} out of tolerance, first at {_index(first, shape)}: got {float(got[first]):.9g}, "
+            f"expected {float(expected.flatten()[first]):.9g} (atol {atol:.3g}, rtol {rtol:.3g})"
+        )
+    figures = (
         f"max abs err {max_abs:.3g}, max rel err {max_rel:.3g}"
+        + (f" over the {int(finite.sum())} finite elements" if int(finite.sum()) < expected.numel() else "")
+        if any_finite
+        else "no element is finite"
     )
-    return Comparison(False, max_abs, max_rel, message)
+    message = f"{bad} of {expected.numel()} elements wrong: " + "; ".join(parts) + f"; {figures}"
+    return Comparison(False, max_abs, max_rel, message, **counts)
+
+
+def wrong_output(name: str, sizes: dict, output: str, result: Comparison, second_draw: bool) -> TestResult:
+    """The result of a test whose output `output` failed the comparison `result`."""
+    return TestResult(
+        name,
+        sizes,
+        Status.WRONG_ANSWER,
+        result.max_abs_err,
+        result.max_rel_err,
+        f"{output}: {result.message}" + (" (second input draw)" if second_draw else ""),
+        unwritten=result.unwritten,
+        nan=result.nan,
+        inf=result.inf,
+    )
+
+
+def _as_int32(bits: int) -> int:
+    return int(np.array(bits, dtype=np.uint32).view(np.int32))
+
+
+def _first(mask: torch.Tensor) -> int | None:
+    """Flat index of the first true element, None if none is."""
+    hits = torch.nonzero(mask.flatten())
+    return int(hits[0]) if len(hits) else None
+
+
+def _index(flat: int, shape: tuple[int, ...]) -> str:
+    """A flat index as the multi-dimensional one messages show: [row, column]."""
+    return "[" + ", ".join(str(int(i)) for i in np.unravel_index(flat, shape)) + "]"

@@ -3,11 +3,6 @@
 `grade` is a pure function of (problem, track, source, user, mode) to a Verdict: it never raises for the
 submission's sake, and nothing the untrusted harness wrote is believed without a check made here, after it
 has exited (DESIGN.md, "One submission, start to end").
-
-On the CPU track with the local sandbox the run is supervised (grader/run/supervised.py): a trusted supervisor
-holds the keys, times every call and writes every record into a folder the sandbox cannot reach, and that
-folder is all this module reads. The CUDA track and the container keep the in-process harness
-(harness/runner.cpp) until the supervisor covers them (docs/security.md says what that leaves open).
 """
 
 from __future__ import annotations
@@ -30,10 +25,9 @@ from grader.build import compiler
 from grader.build.toolchain import detect
 from grader.judge import check
 from grader.judge.status import Status
-from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
+from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean, output_tail, summary_test
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
-from grader.run import binaries, supervised
 from grader.run import inputs as gen
 from grader.sandbox import container
 from grader.sandbox import local as sandbox
@@ -56,8 +50,7 @@ class Case:
     name: str
     size_set: SizeSet
     kind: str  # "check" or "bench"
-    seed: int  # the 64-bit case seed of the in-process harness, or the supervisor's 128-bit key (keyed)
-    keyed: bool = False
+    seed: int
 
 
 def grade(
@@ -107,38 +100,32 @@ def grade(
         return _finish(verdict, Status.COMPILE_ERROR, build.log, started)
     if build.refused:
         return _finish(verdict, Status.REJECTED, build.refused, started)
-    assert build.library is not None  # compiled and not refused
 
-    keyed = _supervised(track, run)
-    bits = 128 if keyed else 64
-    cases = [Case(t.name, t, "check", secrets.randbits(bits), keyed) for t in problem.tests_for(track)]
+    cases = [Case(t.name, t, "check", secrets.randbits(64)) for t in problem.tests_for(track)]
     if mode == "submit":
-        cases += [Case(b.name, b, "bench", secrets.randbits(bits), keyed) for b in problem.benchmarks_for(track)]
+        cases += [Case(b.name, b, "bench", secrets.randbits(64)) for b in problem.benchmarks_for(track)]
 
     say("run")
     run_started = time.monotonic()
     limit = time_limit_s or problem.time_limit_s
-    workdir, out, outcome, samples = _run_harness(problem, track, build.library, cases, limit, run)
+    verdict.time_limit_s = _wall_limit_s(limit, track, cases)
+    load_before = telemetry.load_average()
+    workdir, outcome, samples = _run_harness(problem, track, build.library, cases, limit, run)
+    load_after = telemetry.load_average()
     verdict.stages_s["run"] = round(time.monotonic() - run_started, 3)
+    verdict.output_tail = output_tail(outcome.stdout, outcome.stderr)
     try:
         say("check")
         check_started = time.monotonic()
         try:
-            _judge(verdict, problem, track, cases, out, outcome, samples)
+            _judge(verdict, problem, track, cases, workdir / "out", outcome, samples)
         except check.TamperedOutput as error:
             verdict.status, verdict.message = Status.REJECTED, f"result files tampered with: {error}"
+        stats.mark_trust(verdict.benchmarks, load_before, load_after)
         verdict.stages_s["check"] = round(time.monotonic() - check_started, 3)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-        if keyed:
-            supervised.remove_trusted(out)
     return _finish(verdict, verdict.status, verdict.message, started)
-
-
-def _supervised(track: str, run: container.Backend) -> bool:
-    """Whether this run is supervised: the CPU track in the local sandbox (the supervisor is not in the image
-    yet, and the CUDA track's supervisor is the next step: docs/security.md)."""
-    return track == "cpu" and run.kind == "local"
 
 
 def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verdict:
@@ -157,17 +144,16 @@ def _device(track: str, tools) -> dict:
 
 
 def _request(problem: Problem, track: str, cases: list[Case]) -> str:
-    """The cases as the harness (runner.cpp) or the supervisor (supervisor.cpp, keyed cases) reads them."""
-    lines = [] if any(case.keyed for case in cases) else ["library ./lib.so", "outdir ./out"]
+    lines = ["library ./lib.so", "outdir ./out"]
     low, high = BENCH_SAMPLES[track]
     for case in cases:
         sizes = case.size_set.sizes
-        secret = "{:x} {:x}".format(*gen.key_words(case.seed)) if case.keyed else f"{case.seed:x}"
         if case.kind == "check":
-            lines.append(f"case {case.name} check {secret} {DRAWS_PER_TEST}")
+            lines.append(f"case {case.name} check {case.seed:x} {DRAWS_PER_TEST}")
         else:
             lines.append(
-                f"case {case.name} bench {secret} {low} {high} {BENCH_BUDGET_MS[track]} {AUDITS_PER_BENCHMARK[track]}"
+                f"case {case.name} bench {case.seed:x} {low} {high} {BENCH_BUDGET_MS[track]} "
+                f"{AUDITS_PER_BENCHMARK[track]}"
             )
         ints = [str(sizes[name]) for name in problem.size_names]
         lines.append(f"ints {len(ints)} {' '.join(ints)}")
@@ -191,9 +177,6 @@ def _wall_limit_s(tests_limit_s: float, track: str, cases: list[Case]) -> float:
 def _run_harness(
     problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float, run: container.Backend
 ):
-    """(working folder, folder of the records to judge, the sandbox's outcome, telemetry samples)."""
-    if _supervised(track, run):
-        return _run_supervised(problem, track, library, cases, tests_limit_s, run)
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
     for source, name in ((compiler.build_runner(track, run=run), "runner"), (library, "lib.so")):
@@ -223,38 +206,7 @@ def _run_harness(
             env=env,
             gpu=container.gpu_index() if track == "cuda" else None,
         )
-    return workdir, out, outcome, (sampler.samples if sampler else [])
-
-
-def _run_supervised(
-    problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float, run: container.Backend
-):
-    uid = sandbox.sandbox_uid()
-    workdir = sandbox.new_workdir(uid)
-    for source, name in ((binaries.worker(), "worker"), (library, "lib.so")):
-        shutil.copyfile(source, workdir / name)
-        (workdir / name).chmod(0o555)
-    limits = sandbox.Limits(
-        wall_s=_wall_limit_s(tests_limit_s, track, cases),
-        memory_bytes=HARNESS_MEMORY,
-        address_space_bytes=HARNESS_MEMORY,
-    )
-    counts = [[int(np.prod(problem.shape(p, c.size_set.sizes))) for p in problem.pointer_params] for c in cases]
-    try:
-        result = supervised.run(
-            _request(problem, track, cases),
-            supervised.region_bytes(counts),
-            "lib.so",
-            workdir,
-            sandbox_run=run,
-            limits=limits,
-            uid=uid,
-            env={},
-        )
-    except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
-        raise
-    return workdir, result.trusted, result.outcome, []
+    return workdir, outcome, (sampler.samples if sampler else [])
 
 
 # --- judging what came back ----------------------------------------------------------------------------------
@@ -291,11 +243,6 @@ def _judge(
 ) -> None:
     lines = _progress(out)
     finished = bool(lines) and lines[-1].startswith("done") and outcome.returncode == 0
-    violation = check.read_record(out / "violation")
-    if violation:
-        verdict.status = Status.REJECTED
-        verdict.message = f"the program broke the harness's protocol: {violation.strip()}"
-        return
     failure: tuple[str, str] | None = None
 
     for case in cases:
@@ -320,6 +267,9 @@ def _judge(
         verdict.tests.append(result)
         if result.status != Status.ACCEPTED and failure is None:
             failure = (result.status, f"test {case.name} ({describe_sizes(case.size_set.sizes)}): {result.message}")
+    named = summary_test(verdict.tests)  # of the wrong answers, the most telling (NaN written) names the verdict
+    if failure and failure[0] == Status.WRONG_ANSWER and named is not None:
+        failure = (named.status, f"test {named.name} ({describe_sizes(named.sizes)}): {named.message}")
 
     if failure is None and not finished:
         where = _where_it_stopped(lines)
@@ -366,7 +316,7 @@ def _check_case(problem: Problem, case: Case, out: Path) -> TestResult | None:
                     "solve must finish or enqueue all its work on the stream it was called on"
                 ),
             )
-        expected_inputs = _inputs(problem, case, draw)
+        expected_inputs = check.make_inputs(problem, size_set, case.seed, draw)
         for name, values in expected_inputs.items():
             changed = check.first_difference(got[name], values)
             if changed is not None:
@@ -381,22 +331,8 @@ def _check_case(problem: Problem, case: Case, out: Path) -> TestResult | None:
             result = check.compare(got[param.name], reference[param.name], atol, rtol)
             worst_abs, worst_rel = max(worst_abs, result.max_abs_err), max(worst_rel, result.max_rel_err)
             if not result.ok:
-                return TestResult(
-                    case.name,
-                    size_set.sizes,
-                    Status.WRONG_ANSWER,
-                    result.max_abs_err,
-                    result.max_rel_err,
-                    f"{param.name}: {result.message}" + (" (second input draw)" if draw else ""),
-                )
+                return check.wrong_output(case.name, size_set.sizes, param.name, result, second_draw=draw > 0)
     return TestResult(case.name, size_set.sizes, Status.ACCEPTED, worst_abs, worst_rel)
-
-
-def _inputs(problem: Problem, case: Case, call: int):
-    """The inputs of call number `call` of a case, regenerated here from its secret."""
-    if case.keyed:
-        return check.make_inputs(problem, case.size_set, gen.call_seed(case.seed, call), 0)
-    return check.make_inputs(problem, case.size_set, case.seed, call)
 
 
 def _read_call(
@@ -445,7 +381,7 @@ def _judge_benchmarks(
             return Status.REJECTED, f"benchmark {case.name}: the timing record is missing or malformed"
         header, rows = parsed
         times = [row[1] for row in rows]
-        batch = int(header["batch"])
+        batch = int(header.get("batch", 1))
         claimed_ms += sum(times) * batch
         summary = stats.summarise_ms(times)
         median_ms = summary["median_us"] * 1e-3
@@ -457,7 +393,7 @@ def _judge_benchmarks(
                 f"{name}: {median_ms * 1e3:.2f} us is below the physical floor of "
                 f"{floor_s * 1e6:.2f} us for this much work on this device"
             )
-        tail_overhead = header["tail_overhead_ms"]
+        tail_overhead = float(header.get("tail_overhead_ms", 0.0))
         median_tail = float(np.median([row[2] for row in rows]))
         if track == "cuda" and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
             return Status.REJECTED, (
@@ -468,7 +404,7 @@ def _judge_benchmarks(
         audit = _audit(problem, case, out)
         if audit:
             return Status.WRONG_ANSWER, f"{name}: {audit}"
-        mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
+        mode = header.get("mode", "single") + (f" {batch}" if batch > 1 else "")
         verdict.benchmarks.append(
             benchmark_result(
                 problem,
@@ -477,7 +413,7 @@ def _judge_benchmarks(
                 summary,
                 len(times),
                 mode,
-                header["overhead_ms"] * 1e3,
+                float(header.get("overhead_ms", 0.0)) * 1e3,
                 telemetry.summarise(samples, *windows.get(case.name, (None, None))),
             )
         )
@@ -545,25 +481,14 @@ def _case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
 
 
 def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | None:
-    """(header, rows) of a timing record, None if anything in it is not what the harness writes (total: a
-    rewritten or truncated record is a verdict, never an exception)."""
     try:
         lines = (check.read_record(path) or "").splitlines()
         words = lines[0].split()
-        found = dict(zip(words[::2], words[1::2]))
-        header: dict = {
-            "mode": found.get("mode", "single"),
-            "batch": int(found.get("batch", "1")),
-            "overhead_ms": float(found.get("overhead_ms", "0")),
-            "tail_overhead_ms": float(found.get("tail_overhead_ms", "0")),
-        }
+        header = dict(zip(words[::2], words[1::2]))
         rows = [(int(a), float(b), float(c)) for a, b, c in (line.split() for line in lines[1:])]
     except (ValueError, IndexError):
         return None
-    numbers = [header["overhead_ms"], header["tail_overhead_ms"]] + [x for _, t, tail in rows for x in (t, tail)]
-    if header["mode"] not in ("single", "batch") or not 1 <= header["batch"] <= 1 << 20 or len(rows) < 1:
-        return None
-    if any(not (math.isfinite(x) and x >= 0) for x in numbers):
+    if len(rows) < 1 or any(not (math.isfinite(t) and t >= 0) for _, t, _ in rows):
         return None
     return header, rows
 
@@ -585,7 +510,7 @@ def _audit(problem: Problem, case: Case, out: Path) -> str:
             return f"audit files tampered with: {error}"
         if got is None:
             return f"the output of timed call {call} is missing"
-        arrays = _inputs(problem, case, call)
+        arrays = check.make_inputs(problem, case.size_set, case.seed, call)
         reference = check.reference_outputs(problem, case.size_set, arrays)
         for param in problem.output_params:
             result = check.compare(got[param.name], reference[param.name], atol, rtol)

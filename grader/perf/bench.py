@@ -11,8 +11,10 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,6 +22,7 @@ import torch
 from grader.build import compiler
 from grader.judge import pipeline
 from grader.judge.verdict import BenchmarkResult, Verdict, geometric_mean
+from grader.perf import stats, telemetry
 from grader.perf.timing import time_callable
 from grader.problems import solutions
 from grader.problems.spec import Problem, SizeSet, load_problem
@@ -56,13 +59,16 @@ def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
     """PyTorch's own kernels for this benchmark, timed by kerneljudge's method (grader.perf.timing)."""
     fp32_only()
     fn = baseline_fn(problem)
+    load_before = telemetry.load_average()
     with torch.no_grad():
         timing = time_callable(
             lambda kwargs: fn(**kwargs, **size_set.sizes), lambda call: (baseline_inputs(problem, size_set, call),)
         )
-    return pipeline.benchmark_result(
+    result = pipeline.benchmark_result(
         problem, size_set, "cuda", timing.summary, len(timing.samples_ms), timing.mode, 0.0, {}
     )
+    stats.mark_trust([result], load_before, telemetry.load_average())
+    return result
 
 
 # --- a compiled solution called in this process (for do_bench and ncu, not for grading) --------------------
@@ -71,14 +77,14 @@ def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
 @dataclass
 class LoadedSolution:
     problem: Problem
-    entry: ctypes._CFuncPtr
+    entry: Callable[[Any, Any], Any]  # kerneljudge_entry(pointers, sizes) of the loaded library
 
     def call_args(self, size_set: SizeSet, inputs: dict[str, torch.Tensor]) -> tuple:
         outputs = {
             p.name: torch.empty(self.problem.shape(p, size_set.sizes), device="cuda")
             for p in self.problem.output_params
         }
-        buffers = [inputs.get(p.name, outputs.get(p.name)) for p in self.problem.pointer_params]
+        buffers = [inputs[p.name] if p.role == "input" else outputs[p.name] for p in self.problem.pointer_params]
         pointers = (ctypes.c_void_p * len(buffers))(*[b.data_ptr() for b in buffers])
         sizes = (ctypes.c_int * len(self.problem.size_names))(*[size_set.sizes[n] for n in self.problem.size_names])
         return pointers, sizes, buffers  # buffers keep the tensors alive

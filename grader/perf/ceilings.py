@@ -1,4 +1,4 @@
-"""Device ceilings: what this GPU can do, to put every result in context and to bound it from below.
+"""Device ceilings: what this GPU or CPU can do, to put every result in context and to bound it from below.
 
 Measured once per GPU (name and driver) and cached as JSON: the copy bandwidth (bytes read + written by a
 large device-to-device copy), the FP32 FMA rate (a kernel of independent FMA chains), and what cuBLAS
@@ -7,6 +7,12 @@ reaches on FP32 SGEMM (torch.matmul with TF32 off). Each benchmark reports its f
 The physical floor that rejects impossible times uses the theoretical peaks from NVML instead (memory
 clock x bus width; SMs x 128 lanes x clock x 8 for tensor-core TF32): generous on purpose, so no honest
 kernel can fall below it, whatever it does.
+
+The CPU track's ceilings are measured once per machine (CPU model, core count) the same way: the copy
+bandwidth of a 256 MiB tensor copy and the FP32 rate of a matrix product, both PyTorch's own multithreaded
+kernels, the best of a few tries. The CPU has no theoretical peak to ask for, so its floor is those measured
+rates times CPU_FLOOR_SLACK: an honest kernel on flushed caches cannot beat the machine's own copy by that
+much, while an empty or skipped call (tens of microseconds of handshake) falls far below it.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 TENSOR_TF32_OVER_FP32 = 8  # Hopper/Ampere dense TF32 tensor-core rate over the FP32 FMA rate
+CPU_FLOOR_SLACK = 4.0  # the CPU floor: measured copy bandwidth and matmul rate, times this
 
 FMA_KERNEL = r"""
 __global__ void fma_chains(float* out, int iters) {
@@ -59,7 +66,56 @@ NONE = Ceilings(None, None, None, None, None, "no ceilings for this track")
 
 @functools.lru_cache(maxsize=2)
 def for_track(track: str) -> Ceilings:
-    return gpu_ceilings() if track == "cuda" else NONE
+    return gpu_ceilings() if track == "cuda" else cpu_ceilings()
+
+
+def cpu_ceilings() -> Ceilings:
+    """This machine's CPU ceilings, measured on first use and cached under the build cache."""
+    import os
+
+    from grader.build.compiler import cache_root
+    from grader.build.toolchain import detect
+
+    name = f"cpu-{detect().cpu_model}-{os.cpu_count()}.json".replace(" ", "_").replace("/", "_")
+    path = cache_root() / "ceilings" / name
+    try:
+        return Ceilings(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        pass  # absent or unreadable: measure
+    found = _measure_cpu()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(found), indent=2))
+    return found
+
+
+def _measure_cpu(tries: int = 5) -> Ceilings:
+    import time
+
+    import torch
+
+    def best_s(work, count: int) -> float:
+        work()  # first touch and thread start-up stay out
+        times = []
+        for _ in range(count):
+            start = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    src = torch.ones(64 << 20)  # 256 MiB
+    dst = torch.empty_like(src)
+    copy = best_s(lambda: dst.copy_(src), tries)
+    a, b = torch.rand(2048, 2048), torch.rand(2048, 2048)
+    matmul = best_s(lambda: torch.matmul(a, b), tries)
+    copy_bytes_s, flops_s = 2 * src.numel() * 4 / copy, 2 * 2048**3 / matmul
+    return Ceilings(
+        copy_bytes_s=copy_bytes_s,
+        fp32_flops_s=flops_s,
+        sgemm_flops_s=flops_s,
+        peak_bytes_s=copy_bytes_s * CPU_FLOOR_SLACK,
+        peak_flops_s=flops_s * CPU_FLOOR_SLACK,
+        source=f"measured (tensor copy, FP32 matmul, best of {tries}); floor: {CPU_FLOOR_SLACK:g} x measured",
+    )
 
 
 def gpu_ceilings() -> Ceilings:
@@ -132,6 +188,7 @@ def _fma_kernel():
     from grader.build.toolchain import detect
 
     tools = detect()
+    assert tools.nvcc and tools.gpu, "the FMA kernel needs nvcc and a GPU"
     folder = Path(tempfile.mkdtemp(prefix="kerneljudge-fma-"))
     (folder / "fma.cu").write_text(FMA_KERNEL)
     subprocess.run(

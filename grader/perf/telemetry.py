@@ -1,7 +1,8 @@
 """GPU telemetry sampled through NVML by the trusted grader while the harness runs its benchmarks.
 
 Clocks, temperature, power and throttle reasons are stored with each benchmark result, so a score measured
-on a hot or power-capped GPU shows it (and is flagged `throttled`).
+on a hot or power-capped GPU shows it (and is flagged `throttled`). `load_average` reads the machine's load,
+which grader/perf/stats.py turns into a flag on timings taken on a loaded machine.
 """
 
 from __future__ import annotations
@@ -76,6 +77,15 @@ class Sampler(threading.Thread):
                 )
             except Exception:
                 return
+
+
+def load_average(path: str = "/proc/loadavg") -> float | None:
+    """The machine's 1-minute load average (runnable threads), None where the system does not say."""
+    try:
+        with open(path) as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def summarise(samples: list[dict], start: float | None = None, end: float | None = None) -> dict:

@@ -283,7 +283,7 @@ def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
 
 
 def _result(kind: type[T], row) -> T:
-    return kind(**{f.name: row._mapping[f.name] for f in fields(kind)})
+    return kind(**{f.name: row._mapping[f.name] for f in fields(kind) if f.name in row._mapping})  # others: defaults
 
 
 def _utc(moment: datetime) -> datetime:

@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (11): allocates all device memory, 256 MiB at a time, and never frees it, so that the harness (and,
 // on a shared GPU, anyone else) runs out. The output is computed only if it got more than the whole device
 // (it cannot), so the first test is a wrong answer; the harness then fails to allocate the next test's

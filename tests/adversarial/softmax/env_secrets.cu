@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (12): looks for secrets and seeds in environment variables: its own environment (the test puts
 // KERNELJUDGE_TEST_SECRET and a fake AWS key in the grader's), and the environments of the grader and of
 // init through /proc. The sandbox passes only PATH, HOME, TMPDIR and LANG (and the CUDA paths on that

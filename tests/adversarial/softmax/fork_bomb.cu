@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (11): a fork bomb. It forks until the sandbox's per-uid process limit stops it; every child leaves
 // the harness's process group (setsid) and waits, using no CPU, on a pipe whose only writer is the harness.
 // When the harness exits and the sandbox starts killing, every child (and every child of theirs) forks as

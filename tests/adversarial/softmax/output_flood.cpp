@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (11): floods its output streams. stdout and stderr are files in the grader's temp dir (not the
 // run's working directory), limited only by RLIMIT_FSIZE (4 GiB each) and not counted by the disk watchdog;
 // it reserves 3 GiB of real blocks in each (fallocate: instant, no data written). The output is computed

@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (12): reads the grader's database: the test stores a submission whose source holds a marker in a
 // database made by grader.storage under /var/lib/kerneljudge-sentinel/data (as a shared judge would set
 // KERNELJUDGE_DATA), and this looks for the marker there (the .db and its WAL) and at the default places.

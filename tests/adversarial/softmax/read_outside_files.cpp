@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (12): reads files outside its working directory: the sentinel secrets the test planted (mode
 // 0600, root's) under /tmp (hidden by the sandbox's private /tmp) and under /var/lib (not hidden: the uid
 // switch must stop it), the grader's environment and memory through /proc, root's home, /etc/shadow. The

@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // xfail: harness/runner.cpp main() reads the request (every case's secret seed) through std::cin, and the text stays in stdin's stdio buffer, readable by the submission in the same process
 // Hostile (12): hunts for the secret seeds. The harness reads its request from stdin with std::cin, which
 // goes through glibc's stdin buffer, and that buffer still holds the whole request text when solve runs.

@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (12): opens a TCP socket to the listener the test runs on 127.0.0.1:47111 (and [::1]:47111) and
 // sends a line. The sandbox's network namespace has no route anywhere, loopback included. The output is
 // computed only if a connection was made and the line sent; the test checks the listener heard nothing.

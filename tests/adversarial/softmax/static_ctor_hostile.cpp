@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (13): does its damage in a static constructor, which runs when the harness loads the library,
 // before any test: leaves a daemon behind (double fork, new session) that retries the escapes for a minute,
 // connects to the test's listener on 127.0.0.1:47111, reads the sentinel secrets, writes files outside its

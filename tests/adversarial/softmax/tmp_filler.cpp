@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (11): fills the temp dirs: writes 1 MiB blocks to /tmp, /var/tmp and /dev/shm until they are
 // full. In the sandbox each is a private 64 MiB tmpfs that disappears with the run, so the fill stops at
 // 192 MiB. The output is computed only if more than 1 GiB went in, so wrong_answer proves the fill was

@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Hostile (12): writes files outside its working directory: into a world-writable (1777) folder the test
 // made on the root filesystem, /run/lock and /var/lock (world-writable on most hosts), the runs folder
 // above its working directory, /etc and root's home. The root filesystem is read-only in the sandbox and

@@ -1,4 +1,4 @@
 // expect: wrong_answer
-// message: got nan
+// message: never written
 // Cheat (1): returns at once; the output keeps the NaN the harness poisoned it with.
 void solve(const float* input, float* output, int M, int N) {}
