@@ -66,7 +66,10 @@ int main(int argc, char** argv) {
         ssize_t n = recv(control, &go, sizeof go, 0);
         if (n <= 0) std::_Exit(0);  // the supervisor left
         if (n != (ssize_t)sizeof go || go.magic != kjp::MAGIC) fail("malformed message from the supervisor");
-        if (go.kind == kjp::EXIT) std::_Exit(0);  // skip the submission's static destructors
+        if (go.kind == kjp::EXIT) {
+            std::fflush(nullptr);  // what solve printed reaches the verdict's output tail (stdout is a pipe)
+            std::_Exit(0);         // skip the submission's static destructors
+        }
         if (go.kind == kjp::CALL) {
             if (go.buffers > (uint32_t)kjp::MAX_BUFFERS || go.ints > (uint32_t)kjp::MAX_INTS) fail("malformed call");
             for (uint32_t j = 0; j < go.buffers; ++j) {

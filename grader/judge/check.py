@@ -24,12 +24,13 @@ from grader.judge.verdict import TestResult
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
 
-# The bit pattern every output holds before each call: a quiet NaN whose payload no arithmetic produces (the
-# default NaNs are 0xFFC00000 on x86, 0x7FC00000 on ARM and 0x7FFFFFFF on CUDA; negated, they are still not
-# it), so an element that still holds it was never written (or was computed from one that was not).
+# The bit pattern every output holds before each call (grader/run/supervisor.cpp writes it): a quiet NaN whose
+# payload no arithmetic produces (the default NaNs are 0xFFC00000 on x86, 0x7FC00000 on ARM and 0x7FFFFFFF on
+# CUDA; negated, they are still not it), so an element that still holds it was never written (or was computed
+# from one that was not).
 POISON_BITS = 0x7FC0FFEE
-# What harness/platform.h's fill_nan writes today (a byte memset of 0xFF), also read as never written until
-# it writes POISON_BITS; on CUDA a negated NaN (0x7FFFFFFF with the sign set) has the same bits.
+# What the CUDA track's in-process harness writes (harness/platform.h fill_nan, a byte memset of 0xFF), read as
+# never written too until it writes POISON_BITS; a negated CUDA NaN (0x7FFFFFFF with the sign set) has its bits.
 MEMSET_POISON_BITS = 0xFFFFFFFF
 
 
