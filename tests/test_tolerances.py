@@ -5,7 +5,7 @@ expected output from its float64 reference. Then:
 - float32 arithmetic in several summation orders (sequential, blocked, library), with fast exponentials and
   3xTF32 split products, must pass the checker;
 - TF32 (operand mantissas rounded to 10 bits) and FP16 (operands cast to half) must fail on the large sets;
-- every null answer of the problem, and an output left as NaN, must fail.
+- every null answer of the problem, an output of NaN and one never written (the judge's poison) must fail.
 `python3 tests/test_tolerances.py` prints the margins (worst error / allowed error) behind the spec's `why`.
 """
 
@@ -270,9 +270,11 @@ def test_null_answers_and_unwritten_output_fail(slug, which):
     problem, size_set, tensors, expected, _, _ = case(slug, which)
     inputs64 = {name: t.to(torch.float64) for name, t in tensors.items()}
     answers = problem.reference_module.null_answers(**inputs64, **size_set.sizes)
-    answers["unwritten (NaN)"] = torch.full_like(expected, math.nan)
+    answers["NaN written"] = torch.full_like(expected, math.nan)
+    answers["never written"] = torch.from_numpy(np.full(expected.shape, check.POISON_BITS, np.uint32).view(np.float32))
     for name, answer in answers.items():
         assert not judge(answer, slug, which).ok, f"null answer {name!r} accepted"
+    assert "never written, first at [0, 0]" in judge(answers["never written"], slug, which).message
 
 
 def test_tf32_rounding_keeps_ten_mantissa_bits():
