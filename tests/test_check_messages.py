@@ -102,6 +102,13 @@ def test_wrong_output_carries_the_counts_into_the_test_result():
     result = check.wrong_output("primes", {"M": 4}, "output", check.compare(got, expected, 0, 0), second_draw=True)
     assert (result.status, result.nan, result.unwritten) == (Status.WRONG_ANSWER, 1, 0)
     assert result.message.startswith("output: 1 of 20") and result.message.endswith("(second input draw)")
+    got[:] = np.float32("inf")
+    none_finite = check.wrong_output("primes", {}, "output", check.compare(got, expected, 0, 0), second_draw=False)
+    assert (none_finite.max_abs_err, none_finite.max_rel_err, none_finite.inf) == (
+        None,
+        None,
+        20,
+    )  # no Infinity in JSON
 
 
 def wa(name: str, rel: float | None, nan: int = 0, unwritten: int = 0) -> Result:

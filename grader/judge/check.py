@@ -11,6 +11,7 @@ error figures are over the finite elements only, so a NaN never hides behind "ma
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from dataclasses import dataclass
@@ -164,13 +165,15 @@ def compare(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -
 
 
 def wrong_output(name: str, sizes: dict, output: str, result: Comparison, second_draw: bool) -> TestResult:
-    """The result of a test whose output `output` failed the comparison `result`."""
+    """The result of a test whose output `output` failed the comparison `result` (no error figures when no
+    element is finite: JSON has no infinity)."""
+    finite = math.isfinite(result.max_abs_err)
     return TestResult(
         name,
         sizes,
         Status.WRONG_ANSWER,
-        result.max_abs_err,
-        result.max_rel_err,
+        result.max_abs_err if finite else None,
+        result.max_rel_err if finite else None,
         f"{output}: {result.message}" + (" (second input draw)" if second_draw else ""),
         unwritten=result.unwritten,
         nan=result.nan,
