@@ -40,7 +40,7 @@ CPUS = Setting("KERNELJUDGE_CPUS", "", "CPU quota of one container run (default:
 CONTAINER_MEMORY = Setting(
     "KERNELJUDGE_CONTAINER_MEMORY", "", "memory cap of one container run, bytes (default: 3/4 of RAM)"
 )
-CUDA_ARCH = Setting("KERNELJUDGE_CUDA_ARCH", "sm_90", "the -arch to compile for when no GPU is visible")
+CUDA_ARCH = Setting("KERNELJUDGE_CUDA_ARCH", "sm_90a", "the -arch to compile for when no GPU is visible")
 UID_BASE = Setting("KERNELJUDGE_UID_BASE", "61000", "first uid of the range the local sandbox runs submissions as")
 BROKER = Setting("KERNELJUDGE_BROKER", "redis://localhost:6379/0", "Celery broker URL of distributed grading")
 QUEUE = Setting("KERNELJUDGE_QUEUE", "cuda", "the queue CUDA-track jobs are sent to")

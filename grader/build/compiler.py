@@ -4,34 +4,57 @@ The submission is compiled through a generated shim that #includes it and export
 fixed ABI, `kerneljudge_entry(void** pointers, const int* sizes)`, so `solve` is found with or without
 `extern "C"`. The library must link against the CUDA runtime (CUDA track) or the C/C++ runtime and OpenMP
 (CPU track) alone: `-z defs` makes any other undefined symbol a compile error, and a library that asks for
-the dynamic loader (dlopen, dlsym) is refused. Builds are cached by hash of (source, flags, toolchain).
+the dynamic loader (dlopen, dlsym) is refused. Builds are cached by hash of (source, flags, toolchain) in
+the private, bounded build cache (grader.build.cache); diagnostics are shown as grader.build.diagnostics
+cleans them; the harness is grader.build.runner's.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import harness
-from grader import settings
+from grader.build import cache, diagnostics
+from grader.build.cache import cache_root
+from grader.build.runner import build_runner
 from grader.build.toolchain import Toolchain, detect
 from grader.problems.spec import Problem
+from grader.sandbox import base
 from grader.sandbox import local as sandbox
+from grader.sandbox.docker_command import INSIDE
+
+__all__ = ["COMPILE_LIMITS", "EXTENSIONS", "Build", "build_runner", "build_submission", "cache_root", "track_for"]
+
+COMPILE_MEMORY_CAP = 8 << 30
+MAX_LOG_BYTES = 64 << 10  # of diagnostics kept and shown
+
+
+def compile_memory(workers: int | None = None) -> int:
+    """One compile's memory limit: COMPILE_MEMORY_CAP, or less where the machine's RAM shared by `workers`
+    compiles at once (default: one per core, as grade-many runs them) is less."""
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return max(256 << 20, min(COMPILE_MEMORY_CAP, physical // max(1, workers or os.cpu_count() or 1)))
+
 
 COMPILE_LIMITS = sandbox.Limits(
-    wall_s=180, cpu_s=600, memory_bytes=8 << 30, file_bytes=1 << 30, disk_bytes=2 << 30, processes=256
+    wall_s=180,
+    cpu_s=600,
+    memory_bytes=compile_memory(),
+    file_bytes=1 << 30,
+    disk_bytes=2 << 30,
+    inodes=1 << 14,
+    processes=256,
 )
 FORBIDDEN_SYMBOLS = ("dlopen", "dlmopen", "dlsym", "dlvsym")
 SHIM_VERSION = "1"
 EXTENSIONS = {"cuda": ".cu", "cpu": ".cpp"}
+LOG_FILE = "compiler-output.txt"  # in the build folder: the pipes keep only the end of what was written
+LOG_KEPT = 8192  # bytes of the compiler's output kept from its start, and as many from its end
 
 
 @dataclass
@@ -42,10 +65,6 @@ class Build:
     cached: bool
     seconds: float
     refused: str = ""  # why a library that compiled is still not allowed to run
-
-
-def cache_root() -> Path:
-    return Path(settings.CACHE.get())
 
 
 def track_for(path: Path) -> str | None:
@@ -61,12 +80,11 @@ def submission_flags(track: str, tools: Toolchain, in_container: bool = False) -
     if track == "cuda":
         if not tools.nvcc:
             raise RuntimeError("the CUDA track needs nvcc, and none was found")
-        arch = tools.gpu.arch if tools.gpu else settings.CUDA_ARCH.get()
         return [
             tools.nvcc,
             "-O3",
             "-std=c++17",
-            f"-arch={arch}",
+            f"-arch={tools.cuda_arch}",
             "-shared",
             "-Xcompiler",
             "-fPIC",
@@ -106,22 +124,15 @@ def _safe_name(filename: str, track: str) -> str:
     return stem + EXTENSIONS[track]
 
 
-def _key(*parts: str | bytes) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode() if isinstance(part, str) else part)
-        digest.update(b"\0")
-    return digest.hexdigest()[:32]
-
-
 def build_submission(problem: Problem, source: bytes, filename: str, track: str, run=None) -> Build:
     """Compile `source` for `track` in the sandbox `run` (container.choose's; default: the local one)."""
     run = run or sandbox.run
     tools = detect()
-    flags = submission_flags(track, tools, in_container=getattr(run, "kind", "local") == "docker")
+    in_container = base.in_container(run)
+    flags = submission_flags(track, tools, in_container=in_container)
     name = _safe_name(filename, track)
     shim = shim_source(problem, name)
-    key = _key(
+    key = cache.key(
         track,
         source,
         name,
@@ -131,12 +142,12 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
         tools.cpu_model,
         getattr(run, "toolchain_id", "local"),
     )
-    entry = cache_root() / "builds" / key
+    entry = cache.entry("builds", key)
     started = time.monotonic()
-    if (entry / "lib.so").is_file():
-        return Build(True, entry / "lib.so", "", True, time.monotonic() - started, _refusal(entry / "lib.so"))
-    if (entry / "error.txt").is_file():
-        return Build(False, None, (entry / "error.txt").read_text(), True, time.monotonic() - started)
+    if (library := cache.lookup(entry, "lib.so")) is not None:
+        return Build(True, library, "", True, time.monotonic() - started, _refusal(library))
+    if (error := cache.lookup(entry, "error.txt")) is not None:
+        return Build(False, None, error.read_text(errors="replace"), True, time.monotonic() - started)
 
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
@@ -147,13 +158,14 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
         for path in (workdir / name, workdir / shim_name):
             path.chmod(0o444)
         outcome = run(
-            flags + ["-o", "lib.so", shim_name],
+            ["sh", "-c", f'exec "$@" > {LOG_FILE} 2>&1', "sh", *flags, "-o", "lib.so", shim_name],
             workdir,
             limits=COMPILE_LIMITS,
             uid=uid,
             env={"PATH": "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"},
         )
-        log = _clean_log(outcome.stdout + outcome.stderr, workdir)
+        raw = _compiler_output(workdir / LOG_FILE) + outcome.stdout + outcome.stderr
+        log = diagnostics.clean(raw, (str(workdir), INSIDE))[-MAX_LOG_BYTES:]
         library = workdir / "lib.so"
         if outcome.timed_out:
             return Build(
@@ -163,32 +175,44 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
                 False,
                 time.monotonic() - started,
             )
+        if outcome.killed_for == "memory":
+            return Build(False, None, _memory_message(), False, time.monotonic() - started)
         if outcome.returncode != 0 or not library.is_file():
             log = log or f"the compiler exited with status {outcome.returncode}"
             if re.search(r"^kerneljudge_shim\S*.*error", log, re.MULTILINE):
                 log += f"\nnote: kerneljudge calls `{problem.prototype()}`; check the name and the types."
             if re.search(r"undefined (reference|symbol)", log):
                 log += "\nnote: only the CUDA runtime (CUDA track) or the C++ runtime and OpenMP (CPU track) may be linked."
-            _store(entry, "error.txt", log.encode())
+            cache.store(entry, "error.txt", log.encode())
             return Build(False, None, log, False, time.monotonic() - started)
-        cached = _store(entry, "lib.so", library.read_bytes())
+        try:
+            cached = cache.store(entry, "lib.so", library.read_bytes())
+        except cache.TooLarge as error:
+            return Build(False, None, f"the compiled library is too large: {error}", False, time.monotonic() - started)
         return Build(True, cached, log, False, time.monotonic() - started, _refusal(cached))
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        sandbox.remove_workdir(workdir)
 
 
-def _clean_log(log: str, workdir: Path) -> str:
-    return log.replace(str(workdir) + "/", "").replace(str(workdir), ".").strip()
+def _memory_message() -> str:
+    return f"the compiler ran out of memory (the limit is {COMPILE_LIMITS.memory_bytes >> 20} MiB)"
 
 
-def _store(entry: Path, name: str, data: bytes) -> Path:
-    """Write a cache entry atomically (concurrent graders may build the same source)."""
-    entry.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=entry, delete=False) as tmp:
-        tmp.write(data)
-    os.chmod(tmp.name, 0o755)
-    os.replace(tmp.name, entry / name)
-    return entry / name
+def _compiler_output(path: Path) -> str:
+    """The compiler's output, its head and its tail: the first error is the one to fix, the end says how it
+    ended; a marker stands where the middle was left out ("" if the compiler never wrote the file)."""
+    try:
+        with open(path, "rb") as log:
+            size = os.fstat(log.fileno()).st_size
+            data = log.read(LOG_KEPT)
+            if size > 2 * LOG_KEPT:
+                log.seek(size - LOG_KEPT)
+                data += f"\n[... {size - 2 * LOG_KEPT} bytes of compiler output left out ...]\n".encode() + log.read()
+            else:
+                data += log.read()
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace")
 
 
 def _refusal(library: Path) -> str:
@@ -202,48 +226,3 @@ def _refusal(library: Path) -> str:
     used = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
     bad = sorted(used.intersection(FORBIDDEN_SYMBOLS))
     return f"the library uses {', '.join(bad)}: loading other libraries at run time is not allowed" if bad else ""
-
-
-def runner_flags(track: str, tools: Toolchain) -> list[str]:
-    """The harness's compile command for `track` (sources and -o added by the caller)."""
-    if track == "cuda":
-        arch = tools.gpu.arch if tools.gpu else settings.CUDA_ARCH.get()
-        return [
-            tools.nvcc,
-            "-O2",
-            "-std=c++17",
-            f"-arch={arch}",
-            "-x",
-            "cu",
-            "-DKJ_CUDA",
-            "-cudart",
-            "shared",
-            "-Xcompiler",
-            "-ffp-contract=off",
-        ]
-    return [tools.gxx, "-O2", "-std=c++17", "-fopenmp", "-ffp-contract=off", "-x", "c++"]
-
-
-def build_runner(track: str, run=None) -> Path:
-    """The harness for `track`, compiled from harness/*.cpp|h (trusted code, so outside the sandbox); where `run`
-    is the container, inside the image instead, so that it links the libraries it will run with."""
-    if getattr(run, "kind", "local") == "docker":
-        from grader.sandbox import container
-
-        return container.build_runner(track, image=run.image)
-    tools = detect()
-    folder = Path(harness.__file__).parent
-    sources = {p.name: p.read_bytes() for p in sorted(folder.glob("*.[ch]*")) if p.suffix in (".cpp", ".h")}
-    flags = runner_flags(track, tools)
-    key = _key(track, *[k + "\0" for k in sources], *sources.values(), " ".join(flags), tools.describe(track))
-    target = cache_root() / "runners" / key / "runner"
-    if target.is_file():
-        return target
-    with tempfile.TemporaryDirectory() as scratch:
-        out = Path(scratch) / "runner"
-        result = subprocess.run(
-            flags + ["-o", str(out), str(folder / "runner.cpp"), "-ldl"], capture_output=True, text=True, timeout=600
-        )
-        if result.returncode != 0:
-            raise RuntimeError(f"building the harness failed:\n{result.stderr}")
-        return _store(target.parent, "runner", out.read_bytes())

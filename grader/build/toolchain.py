@@ -9,6 +9,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import settings
+
+FEATURE_SPECIFIC = ("9.0", "10.0")  # compute capabilities compiled for their arch-specific features (sm_XYa)
+
 
 @dataclass(frozen=True)
 class Gpu:
@@ -19,7 +23,10 @@ class Gpu:
 
     @property
     def arch(self) -> str:
-        return "sm_" + self.compute_capability.replace(".", "")
+        """The -arch for this GPU's own feature set: sm_90a on compute capability 9.0 (H100, H200), sm_100a on
+        10.0 (B200), so that wgmma, TMA and tcgen05 can be used; else plain sm_XY."""
+        plain = "sm_" + self.compute_capability.replace(".", "")
+        return plain + "a" if self.compute_capability in FEATURE_SPECIFIC else plain
 
 
 @dataclass(frozen=True)
@@ -31,8 +38,16 @@ class Toolchain:
     gpu: Gpu | None
     cpu_model: str
 
+    @property
+    def cuda_arch(self) -> str:
+        """The -arch CUDA code is compiled for: the visible GPU's, else $KERNELJUDGE_CUDA_ARCH."""
+        return self.gpu.arch if self.gpu else settings.CUDA_ARCH.get()
+
     def describe(self, track: str) -> str:
-        return self.nvcc_version if track == "cuda" else self.gxx_version
+        """The compiler's version line; for CUDA with the -arch it compiles for (part of every verdict)."""
+        if track == "cuda":
+            return f"{self.nvcc_version}, -arch={self.cuda_arch}" if self.nvcc_version else ""
+        return self.gxx_version
 
     @property
     def cuda_lib_dir(self) -> str:

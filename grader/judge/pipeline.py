@@ -124,7 +124,7 @@ def grade(
         stats.mark_trust(verdict.benchmarks, load_before, load_after)
         verdict.stages_s["check"] = round(time.monotonic() - check_started, 3)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        sandbox.remove_workdir(workdir)
     return _finish(verdict, verdict.status, verdict.message, started)
 
 

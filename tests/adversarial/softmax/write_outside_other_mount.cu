@@ -1,6 +1,5 @@
 // expect: wrong_answer
 // message: never written
-// xfail: grader/sandbox.py _isolate_namespaces remounts only the root mount read-only (no MS_REC): every other mount of the host (a tmpfs /run with its 1777 /run/lock, /dev/mqueue, a separate /home or /srv) stays writable in the sandbox
 // Hostile (12): writes a file into a world-writable folder on a filesystem mounted separately from the root,
 // like /run/lock on most hosts (/run is a tmpfs there). The test mounts a small 1777 tmpfs at
 // /var/lib/kerneljudge-sentinel/mnt to stand for it. The output is computed only if the file was created;

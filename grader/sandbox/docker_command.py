@@ -1,0 +1,195 @@
+"""The `docker run` command line of one run of the container backend, and the isolation it gives.
+
+docs/container.md says what each flag answers. An absolute argv[0] outside the working directory (a host
+path such as /usr/bin/g++) is looked up by name on the image's PATH; the host's path of the working
+directory, in argv or env, becomes /work; the host's LD_LIBRARY_PATH is dropped (the image's own applies).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import socket
+from pathlib import Path
+
+from grader import settings
+from grader.sandbox.base import Limits
+from grader.sandbox.docker_engine import LABEL, NOBODY
+
+INSIDE = "/work"  # where the working directory is mounted in the container
+TMPFS_BYTES = 64 << 20  # /tmp and /dev/shm: small scratch space in memory, counted in --memory
+DROPPED_ENV = ("LD_LIBRARY_PATH",)  # the host's library paths mean nothing in the image: its own ENV applies
+
+
+def prepare(
+    name: str,
+    image: str,
+    argv: list[str],
+    workdir: Path,
+    limits: Limits,
+    uid: int | None,
+    env: dict[str, str] | None,
+    gpu: int | None,
+) -> tuple[list[str], list[str]]:
+    """(the docker command, the isolation it gives); OSError, ValueError or IndexError where it cannot be made."""
+    user, group = _user(uid, workdir)
+    memory, cpus, cpus_set = memory_limit(limits.memory_bytes), cpu_limit(), _cpuset(limits)
+    command = _command(
+        name,
+        image,
+        _inside_argv(argv, workdir),
+        workdir,
+        limits,
+        user,
+        group,
+        memory,
+        cpus,
+        cpus_set,
+        _inside_env(env, workdir),
+        gpu,
+    )
+    shown = image[:19] if image.startswith("sha256:") else image
+    isolation = [
+        f"container ({shown})",
+        "no network",
+        "read-only root",
+        f"tmpfs /tmp {TMPFS_BYTES >> 20} MiB",
+        f"pids <= {limits.processes}",
+        f"memory <= {memory >> 20} MiB",
+        f"cpus {cpus:g}" if cpus > 0 else "no CPU quota",
+        f"cpuset {cpus_set}",
+        "all capabilities dropped",
+        "no-new-privileges",
+        f"uid {user}",
+        "only the working directory writable",
+        "watchdog (wall clock, file sizes)",
+    ]
+    return command, isolation + ([f"GPU {gpu} only"] if gpu is not None else [])
+
+
+def _cpuset(limits: Limits) -> str:
+    """--cpuset-cpus: `Limits.cpus`, else the grader's own affinity (a pinned worker's cores)."""
+    cpus = limits.cpus if limits.cpus is not None else sorted(os.sched_getaffinity(0))
+    return ",".join(map(str, cpus))
+
+
+def memory_limit(requested: int) -> int:
+    """--memory: what was asked for, capped at $KERNELJUDGE_CONTAINER_MEMORY (bytes) and 3/4 of this machine's RAM
+    (a limit above the machine's memory would let one run push the host itself into swapping or its OOM killer)."""
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    cap = int(settings.CONTAINER_MEMORY.get() or physical * 3 // 4)
+    return max(16 << 20, min(requested, cap))
+
+
+def cpu_limit() -> float:
+    """--cpus: $KERNELJUDGE_CPUS (0: no quota), else every CPU of the machine (a node grades one run at a time)."""
+    count = os.cpu_count() or 1
+    return min(float(settings.CPUS.get() or count), float(count))
+
+
+def _user(uid: int | None, workdir: Path) -> tuple[int, int]:
+    """The uid:gid inside: the run's own uid (as the local sandbox uses it), else the grader's, never root."""
+    if uid is not None and uid != 0:
+        return uid, uid
+    if os.getuid() != 0:
+        return os.getuid(), os.getgid()
+    for folder, _dirs, _files in os.walk(workdir):  # a root grader without a uid: hand the folders to nobody
+        os.chown(folder, NOBODY, NOBODY)
+    return NOBODY, NOBODY
+
+
+def _inside_argv(argv: list[str], workdir: Path) -> list[str]:
+    first, rest = argv[0], argv[1:]
+    if os.path.isabs(first) and not first.startswith(str(workdir) + "/"):
+        first = os.path.basename(first)  # the host's /usr/bin/g++ is the image's g++
+    return [_inside_path(first, workdir)] + [_inside_path(a, workdir) for a in rest]
+
+
+def _inside_path(value: str, workdir: Path) -> str:
+    return value.replace(str(workdir), INSIDE)
+
+
+def _inside_env(env: dict[str, str] | None, workdir: Path) -> dict[str, str]:
+    inside = {"HOME": INSIDE, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+    for key, value in (env or {}).items():
+        if key not in DROPPED_ENV:
+            inside[key] = _inside_path(value, workdir)
+    return inside
+
+
+def _mount(source: Path, target: str, readonly: bool = False) -> str:
+    """A --mount value, CSV-quoted so that a comma or quote in a path cannot add options."""
+    fields = ["type=bind", f"source={source}", f"target={target}"] + (["readonly"] if readonly else [])
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="").writerow(fields)
+    return buffer.getvalue()
+
+
+def _command(
+    name: str,
+    image: str,
+    argv: list[str],
+    workdir: Path,
+    limits: Limits,
+    user: int,
+    group: int,
+    memory: int,
+    cpus: float,
+    cpuset: str,
+    env: dict[str, str],
+    gpu: int | None,
+) -> list[str]:
+    command = [
+        "docker",
+        "run",
+        "--interactive",
+        "--name",
+        name,
+        "--label",
+        f"{LABEL}={socket.gethostname()}:{os.getpid()}",
+        "--init",  # a real PID 1: reaps, and takes everything down with it
+        "--network",
+        "none",  # no interface but a private loopback
+        "--read-only",  # the image's filesystem cannot be changed
+        "--tmpfs",
+        f"/tmp:rw,noexec,nosuid,nodev,size={TMPFS_BYTES}",
+        "--shm-size",
+        str(TMPFS_BYTES),
+        "--pids-limit",
+        str(limits.processes),  # a fork bomb stops here (processes and threads)
+        "--memory",
+        str(memory),
+        "--memory-swap",
+        str(memory),  # no swap beyond it; the OOM killer acts inside
+        *(["--cpus", f"{cpus:g}"] if cpus > 0 else []),  # KERNELJUDGE_CPUS=0: no quota (a kernel without CFS)
+        "--cpuset-cpus",
+        cpuset,  # the run cannot widen its affinity beyond these
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--user",
+        f"{user}:{group}",
+        "--ulimit",
+        "core=0",
+        "--ulimit",
+        f"cpu={limits.cpu_s}",
+        "--ulimit",
+        f"fsize={limits.file_bytes}",
+        "--log-driver",
+        "none",  # output comes back through the pipes only
+        "--mount",
+        _mount(workdir, INSIDE),  # the only writable mount
+    ]
+    for entry in sorted(workdir.iterdir()):  # what is there already (runner, lib.so, sources) stays
+        if entry.is_file() and not entry.is_symlink():  # as it is: read-only, not renamed, not replaced
+            command += ["--mount", _mount(entry, f"{INSIDE}/{entry.name}", readonly=True)]
+    command += ["--workdir", INSIDE]
+    for key, value in env.items():
+        command += ["--env", f"{key}={value}"]
+    if gpu is not None:
+        command += ["--gpus", f"device={int(gpu)}"]
+    if limits.address_space_bytes:  # docker has no --ulimit for it: the shell sets it, then becomes the command
+        argv = ["sh", "-c", f'ulimit -v {limits.address_space_bytes // 1024} && exec "$@"', "sh", *argv]
+    return command + [image, *argv]

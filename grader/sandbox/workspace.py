@@ -1,0 +1,114 @@
+"""The run's working directory: the one place a run may write that outlives it, bounded by the kernel.
+
+As root, each working directory is a tmpfs of its own that the grader mounts (`new_workdir`): its size and
+its number of inodes are the run's disk and inode limits (`bound`, just before the run), so a full disk is
+ENOSPC for the run alone, and preallocated (fallocate) files and empty folders count; its pages are charged
+to the run's memory cgroup as they are written. Without root it is a plain private folder, and the watchdog's
+count of file sizes is the only bound. `remove_workdir` unmounts and removes it; leaked mounts (a caller that
+only deleted the files) are swept when they are empty and old.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from grader import settings
+from grader.sandbox import syscalls
+from grader.sandbox.base import Limits
+
+SWEEP_AGE_S = 600.0  # an empty working directory mount this old is a leak
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def runs_base() -> Path:
+    """Parent of the per-run working directories: traversable by the sandbox uid, private to each run."""
+    default = (
+        "/var/lib/kerneljudge/runs" if is_root() else Path(tempfile.gettempdir()) / f"kerneljudge-runs-{os.getuid()}"
+    )
+    base = Path(settings.RUNS.get() or default)
+    base.mkdir(parents=True, exist_ok=True)
+    base.chmod(0o711)
+    return base
+
+
+def _tmpfs_options(limits: Limits, uid: int) -> str:
+    return f"size={max(limits.disk_bytes, 1 << 20)},nr_inodes={max(limits.inodes, 16)},mode=0700,uid={uid},gid={uid}"
+
+
+def new_workdir(uid: int | None) -> Path:
+    """A fresh private working directory owned by `uid` (a bounded tmpfs as root, else a folder)."""
+    base = runs_base()
+    _sweep(base)
+    workdir = Path(tempfile.mkdtemp(prefix="run-", dir=base))
+    if uid is not None and is_root():
+        try:
+            syscalls.mount(
+                "kerneljudge-run",
+                str(workdir),
+                "tmpfs",
+                syscalls.MS_NOSUID | syscalls.MS_NODEV,
+                _tmpfs_options(Limits(), uid),
+                "tmpfs on the working directory",
+            )
+            return workdir
+        except OSError:
+            pass  # no mount here (e.g. a container without CAP_SYS_ADMIN): a plain folder and the watchdog
+    if uid is not None:
+        os.chown(workdir, uid, uid)
+    workdir.chmod(0o700)
+    return workdir
+
+
+def is_bounded(workdir: Path) -> bool:
+    """Whether `workdir` is a tmpfs of its own (its size and inodes enforced by the kernel)."""
+    return os.path.ismount(workdir)
+
+
+def bound(workdir: Path, limits: Limits, uid: int | None) -> bool:
+    """Resize the working directory's tmpfs to the run's limits; False where it is not one (or cannot be)."""
+    if uid is None or not is_bounded(workdir):
+        return False
+    flags = syscalls.MS_REMOUNT | syscalls.MS_NOSUID | syscalls.MS_NODEV
+    try:
+        syscalls.mount(None, str(workdir), None, flags, _tmpfs_options(limits, uid), "resize the working directory")
+    except OSError:
+        return False  # smaller than what it holds already: it keeps the size it had
+    return True
+
+
+def remove_workdir(workdir: Path) -> None:
+    """Unmount (where it is a tmpfs) and delete a working directory; never raises."""
+    workdir = Path(workdir)
+    if is_bounded(workdir):
+        try:
+            syscalls.umount(str(workdir), syscalls.MNT_DETACH)
+        except OSError:
+            pass
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _sweep(base: Path) -> None:
+    """Unmount working directories whose files a caller deleted without unmounting them."""
+    now = time.time()
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if (
+                entry.name.startswith("run-")
+                and os.path.ismount(entry.path)
+                and not os.listdir(entry.path)
+                and now - entry.stat(follow_symlinks=False).st_mtime > SWEEP_AGE_S
+            ):
+                remove_workdir(Path(entry.path))
+        except OSError:
+            continue
