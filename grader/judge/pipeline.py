@@ -3,6 +3,11 @@
 `grade` is a pure function of (problem, track, source, user, mode) to a Verdict: it never raises for the
 submission's sake, and nothing the untrusted harness wrote is believed without a check made here, after it
 has exited (DESIGN.md, "One submission, start to end").
+
+On the CPU track with the local sandbox the run is supervised (grader/run/supervised.py): a trusted supervisor
+holds the keys, times every call and writes every record into a folder the sandbox cannot reach, and that
+folder is all this module reads. The CUDA track and the container keep the in-process harness
+(harness/runner.cpp) until the supervisor covers them (docs/security.md says what that leaves open).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from grader.judge.status import Status
 from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean, output_tail, summary_test
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
+from grader.run import binaries, supervised
 from grader.run import inputs as gen
 from grader.sandbox import container
 from grader.sandbox import local as sandbox
@@ -50,7 +56,8 @@ class Case:
     name: str
     size_set: SizeSet
     kind: str  # "check" or "bench"
-    seed: int
+    seed: int  # the 64-bit case seed of the in-process harness, or the supervisor's 128-bit key (keyed)
+    keyed: bool = False
 
 
 def grade(
@@ -100,17 +107,20 @@ def grade(
         return _finish(verdict, Status.COMPILE_ERROR, build.log, started)
     if build.refused:
         return _finish(verdict, Status.REJECTED, build.refused, started)
+    assert build.library is not None  # compiled and not refused
 
-    cases = [Case(t.name, t, "check", secrets.randbits(64)) for t in problem.tests_for(track)]
+    keyed = _supervised(track, run)
+    bits = 128 if keyed else 64
+    cases = [Case(t.name, t, "check", secrets.randbits(bits), keyed) for t in problem.tests_for(track)]
     if mode == "submit":
-        cases += [Case(b.name, b, "bench", secrets.randbits(64)) for b in problem.benchmarks_for(track)]
+        cases += [Case(b.name, b, "bench", secrets.randbits(bits), keyed) for b in problem.benchmarks_for(track)]
 
     say("run")
     run_started = time.monotonic()
     limit = time_limit_s or problem.time_limit_s
     verdict.time_limit_s = _wall_limit_s(limit, track, cases)
     load_before = telemetry.load_average()
-    workdir, outcome, samples = _run_harness(problem, track, build.library, cases, limit, run)
+    workdir, out, outcome, samples = _run_harness(problem, track, build.library, cases, limit, run)
     load_after = telemetry.load_average()
     verdict.stages_s["run"] = round(time.monotonic() - run_started, 3)
     verdict.output_tail = output_tail(outcome.stdout, outcome.stderr)
@@ -118,14 +128,22 @@ def grade(
         say("check")
         check_started = time.monotonic()
         try:
-            _judge(verdict, problem, track, cases, workdir / "out", outcome, samples)
+            _judge(verdict, problem, track, cases, out, outcome, samples)
         except check.TamperedOutput as error:
             verdict.status, verdict.message = Status.REJECTED, f"result files tampered with: {error}"
         stats.mark_trust(verdict.benchmarks, load_before, load_after)
         verdict.stages_s["check"] = round(time.monotonic() - check_started, 3)
     finally:
         sandbox.remove_workdir(workdir)
+        if keyed:
+            supervised.remove_trusted(out)
     return _finish(verdict, verdict.status, verdict.message, started)
+
+
+def _supervised(track: str, run: container.Backend) -> bool:
+    """Whether this run is supervised: the CPU track in the local sandbox (the supervisor is not in the image
+    yet, and the CUDA track's supervisor is the next step: docs/security.md)."""
+    return track == "cpu" and run.kind == "local"
 
 
 def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verdict:
@@ -144,16 +162,17 @@ def _device(track: str, tools) -> dict:
 
 
 def _request(problem: Problem, track: str, cases: list[Case]) -> str:
-    lines = ["library ./lib.so", "outdir ./out"]
+    """The cases as the harness (runner.cpp) or the supervisor (supervisor.cpp, keyed cases) reads them."""
+    lines = [] if any(case.keyed for case in cases) else ["library ./lib.so", "outdir ./out"]
     low, high = BENCH_SAMPLES[track]
     for case in cases:
         sizes = case.size_set.sizes
+        secret = "{:x} {:x}".format(*gen.key_words(case.seed)) if case.keyed else f"{case.seed:x}"
         if case.kind == "check":
-            lines.append(f"case {case.name} check {case.seed:x} {DRAWS_PER_TEST}")
+            lines.append(f"case {case.name} check {secret} {DRAWS_PER_TEST}")
         else:
             lines.append(
-                f"case {case.name} bench {case.seed:x} {low} {high} {BENCH_BUDGET_MS[track]} "
-                f"{AUDITS_PER_BENCHMARK[track]}"
+                f"case {case.name} bench {secret} {low} {high} {BENCH_BUDGET_MS[track]} {AUDITS_PER_BENCHMARK[track]}"
             )
         ints = [str(sizes[name]) for name in problem.size_names]
         lines.append(f"ints {len(ints)} {' '.join(ints)}")
@@ -177,6 +196,9 @@ def _wall_limit_s(tests_limit_s: float, track: str, cases: list[Case]) -> float:
 def _run_harness(
     problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float, run: container.Backend
 ):
+    """(working folder, folder of the records to judge, the sandbox's outcome, telemetry samples)."""
+    if _supervised(track, run):
+        return _run_supervised(problem, track, library, cases, tests_limit_s, run)
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
     for source, name in ((compiler.build_runner(track, run=run), "runner"), (library, "lib.so")):
@@ -206,7 +228,38 @@ def _run_harness(
             env=env,
             gpu=container.gpu_index() if track == "cuda" else None,
         )
-    return workdir, outcome, (sampler.samples if sampler else [])
+    return workdir, out, outcome, (sampler.samples if sampler else [])
+
+
+def _run_supervised(
+    problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float, run: container.Backend
+):
+    uid = sandbox.sandbox_uid()
+    workdir = sandbox.new_workdir(uid)
+    for source, name in ((binaries.worker(), "worker"), (library, "lib.so")):
+        shutil.copyfile(source, workdir / name)
+        (workdir / name).chmod(0o555)
+    limits = sandbox.Limits(
+        wall_s=_wall_limit_s(tests_limit_s, track, cases),
+        memory_bytes=HARNESS_MEMORY,
+        address_space_bytes=HARNESS_MEMORY,
+    )
+    counts = [[int(np.prod(problem.shape(p, c.size_set.sizes))) for p in problem.pointer_params] for c in cases]
+    try:
+        result = supervised.run(
+            _request(problem, track, cases),
+            supervised.region_bytes(counts),
+            "lib.so",
+            workdir,
+            sandbox_run=run,
+            limits=limits,
+            uid=uid,
+            env={},
+        )
+    except BaseException:
+        sandbox.remove_workdir(workdir)
+        raise
+    return workdir, result.trusted, result.outcome, []
 
 
 # --- judging what came back ----------------------------------------------------------------------------------
@@ -243,6 +296,11 @@ def _judge(
 ) -> None:
     lines = _progress(out)
     finished = bool(lines) and lines[-1].startswith("done") and outcome.returncode == 0
+    violation = check.read_record(out / "violation")
+    if violation:
+        verdict.status = Status.REJECTED
+        verdict.message = f"the program broke the harness's protocol: {violation.strip()}"
+        return
     failure: tuple[str, str] | None = None
 
     for case in cases:
@@ -316,7 +374,7 @@ def _check_case(problem: Problem, case: Case, out: Path) -> TestResult | None:
                     "solve must finish or enqueue all its work on the stream it was called on"
                 ),
             )
-        expected_inputs = check.make_inputs(problem, size_set, case.seed, draw)
+        expected_inputs = _inputs(problem, case, draw)
         for name, values in expected_inputs.items():
             changed = check.first_difference(got[name], values)
             if changed is not None:
@@ -333,6 +391,13 @@ def _check_case(problem: Problem, case: Case, out: Path) -> TestResult | None:
             if not result.ok:
                 return check.wrong_output(case.name, size_set.sizes, param.name, result, second_draw=draw > 0)
     return TestResult(case.name, size_set.sizes, Status.ACCEPTED, worst_abs, worst_rel)
+
+
+def _inputs(problem: Problem, case: Case, call: int):
+    """The inputs of call number `call` of a case, regenerated here from its secret."""
+    if case.keyed:
+        return check.make_inputs(problem, case.size_set, gen.call_seed(case.seed, call), 0)
+    return check.make_inputs(problem, case.size_set, case.seed, call)
 
 
 def _read_call(
@@ -381,7 +446,7 @@ def _judge_benchmarks(
             return Status.REJECTED, f"benchmark {case.name}: the timing record is missing or malformed"
         header, rows = parsed
         times = [row[1] for row in rows]
-        batch = int(header.get("batch", 1))
+        batch = int(header["batch"])
         claimed_ms += sum(times) * batch
         summary = stats.summarise_ms(times)
         median_ms = summary["median_us"] * 1e-3
@@ -393,7 +458,7 @@ def _judge_benchmarks(
                 f"{name}: {median_ms * 1e3:.2f} us is below the physical floor of "
                 f"{floor_s * 1e6:.2f} us for this much work on this device"
             )
-        tail_overhead = float(header.get("tail_overhead_ms", 0.0))
+        tail_overhead = header["tail_overhead_ms"]
         median_tail = float(np.median([row[2] for row in rows]))
         if track == "cuda" and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
             return Status.REJECTED, (
@@ -404,7 +469,7 @@ def _judge_benchmarks(
         audit = _audit(problem, case, out)
         if audit:
             return Status.WRONG_ANSWER, f"{name}: {audit}"
-        mode = header.get("mode", "single") + (f" {batch}" if batch > 1 else "")
+        mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
         verdict.benchmarks.append(
             benchmark_result(
                 problem,
@@ -413,7 +478,7 @@ def _judge_benchmarks(
                 summary,
                 len(times),
                 mode,
-                float(header.get("overhead_ms", 0.0)) * 1e3,
+                header["overhead_ms"] * 1e3,
                 telemetry.summarise(samples, *windows.get(case.name, (None, None))),
             )
         )
@@ -481,15 +546,26 @@ def _case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
 
 
 def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | None:
+    """(header, rows) of a timing record, None if anything in it is not what the harness writes (total: a
+    rewritten or truncated record is a verdict, never an exception)."""
     try:
         lines = (check.read_record(path) or "").splitlines()
         words = lines[0].split()
-        header = dict(zip(words[::2], words[1::2]))
+        found = dict(zip(words[::2], words[1::2]))
+        header: dict = {
+            "mode": found.get("mode", "single"),
+            "batch": int(found.get("batch", "1")),
+            "overhead_ms": float(found.get("overhead_ms", "0")),
+            "tail_overhead_ms": float(found.get("tail_overhead_ms", "0")),
+        }
         rows = [(int(a), float(b), float(c)) for a, b, c in (line.split() for line in lines[1:])]
     except (ValueError, IndexError):
         return None
-    if len(rows) < 1 or any(not (math.isfinite(t) and t >= 0) for _, t, _ in rows):
+    numbers = [header["overhead_ms"], header["tail_overhead_ms"]] + [x for _, t, tail in rows for x in (t, tail)]
+    if header["mode"] not in ("single", "batch") or not 1 <= header["batch"] <= 1 << 20 or len(rows) < 1:
         return None
+    if any(not (math.isfinite(x) and x >= 0) for x in numbers) or any(t <= 0 for _, t, _ in rows):
+        return None  # a call takes time: zero is a clock that stood still
     return header, rows
 
 
@@ -510,7 +586,7 @@ def _audit(problem: Problem, case: Case, out: Path) -> str:
             return f"audit files tampered with: {error}"
         if got is None:
             return f"the output of timed call {call} is missing"
-        arrays = check.make_inputs(problem, case.size_set, case.seed, call)
+        arrays = _inputs(problem, case, call)
         reference = check.reference_outputs(problem, case.size_set, arrays)
         for param in problem.output_params:
             result = check.compare(got[param.name], reference[param.name], atol, rtol)
