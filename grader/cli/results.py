@@ -1,117 +1,110 @@
 """The `grader` commands that read stored results: leaderboard, history, show-submission, render, serve.
 
-`register(app)` adds them to the main typer app (grader/cli.py). Each takes `--db URL` (default: $KERNELJUDGE_DB,
-else SQLite under $KERNELJUDGE_DATA; see grader.records.storage). Exit codes as in grader/cli.py: 2 for a usage error.
-The database and site modules (SQLAlchemy, Alembic, matplotlib) are imported when a command runs, so that
-every other `grader` command starts without them.
+`register(app)` adds them to the main typer app (grader/cli/main.py). Each takes `--db URL` (default:
+$KERNELJUDGE_DB, else SQLite under $KERNELJUDGE_DATA; see grader.records.storage). Exit codes as in
+grader/cli/main.py: 2 for a usage error. The database and site modules (SQLAlchemy, Alembic, matplotlib) are
+imported when a command runs, so that every other `grader` command starts without them. Times are shown in
+one unit per table; a score whose timing is doubtful (grader.cli.timing.doubts) carries a mark and a note.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
-import json
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import typer
-from rich import box
-from rich.console import Console
 from rich.syntax import Syntax
-from rich.table import Table
+from rich.text import Text
 
-from grader.problems.spec import list_slugs
-
-console = Console()
-errors = Console(stderr=True)
+from grader.cli import output, timing
+from grader.cli.output import Column, fitted_table
 
 DB = typer.Option(
     None,
     "--db",
+    metavar="URL",
     help="SQLAlchemy URL of the results database (default: $KERNELJUDGE_DB, else $KERNELJUDGE_DATA/kerneljudge.db).",
 )
 JSON = typer.Option(False, "--json", help="Print JSON.")
 KIND_STYLE = {"user": "", "reference": "italic magenta", "baseline": "bold yellow"}
 MARK = {"reference": "ref", "baseline": "base"}  # in the rank column of the marked rows
-
-
-def _cli():
-    """grader.cli.main, imported when a command runs: it imports this module to register the commands."""
-    import grader.cli.main
-
-    return grader.cli.main
+WHEN = "%Y-%m-%d %H:%M"  # UTC, as stored
 
 
 @contextlib.contextmanager
 def _database() -> Iterator[None]:
     """Turns a malformed URL, a database that cannot be reached or one newer than this grader into exit 2."""
-    from alembic.util import CommandError
-    from sqlalchemy.exc import SQLAlchemyError
-
     try:
         yield
-    except (SQLAlchemyError, CommandError) as error:
-        errors.print(f"[red]error:[/red] database: {error}")
-        raise typer.Exit(2) from None
+    except Exception as error:
+        from alembic.util import CommandError  # here, not above: Alembic takes a third of a second to import
+        from sqlalchemy.exc import SQLAlchemyError
 
-
-def _time(us: float | None) -> str:
-    return f"{us:,.2f} us" if us else ""
+        if not isinstance(error, (SQLAlchemyError, CommandError)):
+            raise
+        raise output.usage_error(f"database: {error}")
 
 
 def leaderboard_command(
-    problem: str,
-    device: str | None = typer.Option(None, help="Only this device name."),
+    problem: str = typer.Argument(..., help="The problem (see: grader list)."),
+    device: str | None = typer.Option(None, metavar="NAME", help="Only this device name."),
     as_json: bool = JSON,
     db: str | None = DB,
 ):
     """Each user's best accepted submission per device, ranked by score, with references and PyTorch marked."""
-    from grader.records import leaderboard
+    from grader.problems.spec import list_slugs
+    from grader.records import leaderboard, storage
 
     if problem not in list_slugs():
-        errors.print(f"[red]error:[/red] no problem {problem!r} (known: {', '.join(list_slugs()) or 'none'})")
-        raise typer.Exit(2)
+        raise output.usage_error(f"unknown problem {problem!r}; the known problems are: {', '.join(list_slugs())}")
     with _database():
         boards = leaderboard.boards(problem, device=device, db_url=db)
+        doubted = {
+            e.submission_id: timing.doubts(stored.verdict)
+            for b in boards
+            for e in b.entries
+            if (stored := storage.load_submission(e.submission_id, db))
+        }
     if as_json:
-        print(json.dumps([b.to_json() for b in boards], indent=2))
+        output.print_json([{**b.to_json(), "doubts": {k: v for k, v in doubted.items() if v}} for b in boards])
         return
     if not boards:
-        console.print(f"no accepted, timed submission of {problem}" + (f" on {device}" if device else ""))
+        output.console.print(f"no accepted, timed submission of {problem}" + (f" on {device}" if device else ""))
     for board in boards:
-        floor = f"physical floor of the score: {_time(board.floor_us)}" if board.floor_us else "physical floor unknown"
-        table = Table(
-            title=f"{problem} on {board.device}",
-            caption=floor,
-            box=box.SIMPLE_HEAD,
-            show_edge=False,
-            collapse_padding=True,
-        )
-        table.add_column("#", justify="right")
-        table.add_column("user", no_wrap=True)
-        table.add_column("score", justify="right", no_wrap=True)
-        table.add_column("vs PyTorch", justify="right")
-        table.add_column("submission", no_wrap=True)
-        table.add_column("submitted", no_wrap=True)
-        for e in board.entries:
-            table.add_row(
-                str(e.rank) if e.rank else MARK[e.kind],
-                e.user,
-                _time(e.score_us),
+        unit = timing.unit_for([e.score_us for e in board.entries] + [board.floor_us])
+        floor = f"physical floor of the score: {unit.format(board.floor_us, suffix=True)}" if board.floor_us else ""
+        notes = [floor] if floor else []
+        if any(doubted.get(e.submission_id) for e in board.entries):
+            notes.append(f"{timing.DOUBT_MARK}: timing not trustworthy (grader show-submission ID says why)")
+        columns = [
+            Column("#", justify="right"),
+            Column("user", wrap=True),
+            Column(f"score {unit.name}", justify="right"),
+            Column("vs PyTorch", justify="right", drop=2),
+            Column("submission"),
+            Column("submitted (UTC)", drop=1),
+        ]
+        rows = [
+            [
+                Text(str(e.rank) if e.rank else MARK[e.kind], KIND_STYLE[e.kind]),
+                Text(e.user, KIND_STYLE[e.kind]),
+                unit.format(e.score_us) + (f" {timing.DOUBT_MARK}" if doubted.get(e.submission_id) else ""),
                 f"{e.speedup:.2f}x" if e.speedup else "",
                 e.submission_id,
-                f"{e.created_at:%Y-%m-%d}",
-                style=KIND_STYLE[e.kind],
-            )
-        console.print(table)
+                f"{e.created_at:{WHEN}}",
+            ]
+            for e in board.entries
+        ]
+        output.console.print(
+            fitted_table(columns, rows, title=f"{problem} on {board.device}", caption="\n".join(notes) or None)
+        )
 
 
 def history(
-    user: str | None = typer.Option(None, help="Only this user's submissions."),
-    problem: str | None = typer.Option(None, help="Only this problem."),
-    limit: int = typer.Option(50, help="At most this many, newest first."),
+    user: str | None = typer.Option(None, metavar="NAME", help="Only this user's submissions."),
+    problem: str | None = typer.Option(None, metavar="PROBLEM", help="Only this problem."),
+    limit: int = typer.Option(50, metavar="N", help="At most this many, newest first."),
     as_json: bool = JSON,
     db: str | None = DB,
 ):
@@ -121,93 +114,123 @@ def history(
     with _database():
         rows = storage.list_submissions(user=user, problem=problem, limit=limit, db_url=db)
     if as_json:
-        print(json.dumps([{**vars(r), "created_at": r.created_at.isoformat()} for r in rows], indent=2))
+        output.print_json([{**vars(r), "created_at": r.created_at.isoformat()} for r in rows])
         return
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
-    for name in ("submission", "submitted", "user", "problem", "status", "score"):  # fold, never elide
-        table.add_column(
-            name,
-            overflow="fold",
-            no_wrap=name in ("submission", "submitted", "score"),
-            justify="right" if name == "score" else "left",
-        )
-    for r in rows:
-        table.add_row(
+    unit = timing.unit_for(r.score_us for r in rows)
+    columns = [
+        Column("submission"),
+        Column("submitted (UTC)"),
+        Column("user", wrap=True),
+        Column("problem", wrap=True),
+        Column("status"),
+        Column(f"score {unit.name}", justify="right"),
+    ]
+    table_rows = [
+        [
             r.submission_id,
-            f"{r.created_at:%Y-%m-%d}",
+            f"{r.created_at:{WHEN}}",
             r.user,
             r.problem,
-            f"[{_cli().STATUS_STYLE[r.status]}]{r.status.replace('_', ' ')}[/]",
-            _time(r.score_us),
+            output.styled_status(r.status),
+            unit.format(r.score_us),
+        ]
+        for r in rows
+    ]
+    output.console.print(fitted_table(columns, table_rows))
+
+
+def _load(key: str, db: str | None):
+    """The stored submission `key` names: a submission id, a row id, or an unambiguous prefix of a submission id."""
+    from grader.records import storage
+
+    stored = storage.load_submission(key, db)
+    if stored is not None:
+        return stored
+    matches = [s for s in storage.list_submissions(db_url=db) if s.submission_id.startswith(key)] if key else []
+    if not matches:
+        raise output.usage_error(f"no stored submission {key!r}")
+    if len(matches) > 1:
+        shown = ", ".join(f"{s.submission_id} ({s.user}, {s.problem}, {s.created_at:{WHEN}})" for s in matches[:10])
+        more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
+        raise output.usage_error(
+            f"{key!r} is the start of {len(matches)} submission ids: {shown}{more}; give more of it"
         )
-    console.print(table)
+    return storage.load_submission(matches[0].submission_id, db)
 
 
 def show_submission(
-    submission: str = typer.Argument(..., metavar="ID", help="The submission id, or the row id."),
+    submission: str = typer.Argument(
+        ..., metavar="ID", help="The submission id (or its first characters), or the row id."
+    ),
     as_json: bool = JSON,
     db: str | None = DB,
 ):
     """One stored submission: its verdict, tests, benchmarks and source."""
-    from grader.records import storage
-
     with _database():
-        stored = storage.load_submission(submission, db)
-    if stored is None:
-        errors.print(f"[red]error:[/red] no stored submission {submission!r}")
-        raise typer.Exit(2)
+        stored = _load(submission, db)
     verdict = stored.verdict
     if as_json:
-        print(
-            json.dumps(
-                {
-                    **verdict.to_json(),
-                    "id": stored.id,
-                    "created_at": stored.created_at.isoformat(),
-                    "source": stored.source,
-                },
-                indent=2,
-            )
+        output.print_json(
+            {**verdict.to_json(), "id": stored.id, "created_at": stored.created_at.isoformat(), "source": stored.source}
         )
         return
-    console.print(
-        f"[bold]{verdict.submission_id}[/bold] (row {stored.id}) by {verdict.user or '?'}, "
-        f"{stored.created_at:%Y-%m-%d %H:%M} UTC, {verdict.mode} mode",
-        highlight=False,
+    output.console.print(
+        Text.assemble(
+            (verdict.submission_id, "bold"),
+            f" (row {stored.id}) by {verdict.user or '?'}, {stored.created_at:{WHEN}} UTC, {verdict.mode} mode",
+        )
     )
-    _cli().print_verdict(verdict)
-    console.print(
+    output.print_verdict(verdict, time_limit_s=_time_limit(verdict.problem))
+    output.console.print(
         Syntax(stored.source, "cuda" if verdict.track == "cuda" else "cpp", line_numbers=True, word_wrap=True)
     )
 
 
-def render(out: Path = typer.Option(..., "--out", help="Folder to write the site into."), db: str | None = DB):
+def _time_limit(slug: str) -> float | None:
+    from grader.problems.spec import SpecError, load_problem
+
+    try:
+        return load_problem(slug).time_limit_s
+    except SpecError:  # a problem since removed: the verdict is still shown
+        return None
+
+
+def render(
+    out: Path = typer.Option(..., "--out", metavar="FOLDER", help="Folder to write the site into."), db: str | None = DB
+):
     """Write the static site (index, problem and submission pages) into a folder."""
     from grader.site.render import render_site
 
     with _database():
         pages = render_site(out, db)
-    console.print(f"wrote {len(pages)} pages; open {out / 'index.html'} or browse it with: grader serve")
+    output.console.print(f"wrote {len(pages)} pages; open {out / 'index.html'} or browse it with: grader serve")
 
 
 def serve(
-    port: int = typer.Option(8000, help="Port on 127.0.0.1."),
+    port: int = typer.Option(8000, metavar="PORT", help="Port on 127.0.0.1 (0: any free one)."),
     db: str | None = DB,
     out: Path | None = typer.Option(
-        None, "--out", show_default=False, help="Render into this folder (default: a new temporary one)."
+        None,
+        "--out",
+        metavar="FOLDER",
+        show_default=False,
+        help="Render into this folder (default: a temporary one, removed on exit).",
     ),
 ):
-    """Render the site and serve it on http://127.0.0.1:PORT/ until interrupted."""
-    from grader.site.render import render_site
+    """Serve the site on http://127.0.0.1:PORT/, rendered again whenever the database changes, until interrupted."""
+    from grader.site.serve import LiveSite
+    from grader.site.serve import serve as serve_site
 
-    folder = out or Path(tempfile.mkdtemp(prefix="kerneljudge-site-"))
+    site = LiveSite(db, out, report=output.warning)
     with _database():
-        render_site(folder, db)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
-        console.print(f"serving {folder} at http://127.0.0.1:{server.server_port}/ (Ctrl-C stops)")
-        with contextlib.suppress(KeyboardInterrupt):
-            server.serve_forever()
+        try:
+            serve_site(
+                site,
+                port,
+                lambda url: output.console.print(f"serving {url} from {site.folder} (Ctrl-C stops)", soft_wrap=True),
+            )
+        except OSError as error:
+            raise output.usage_error(f"cannot serve on 127.0.0.1:{port}: {error}")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,48 @@
+"""Command-line arguments made into what the commands need (a problem, a track, a source file), or usage errors.
+
+Nothing is imported before it is needed: `grader --help` loads no spec (pydantic) at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader.cli.output import usage_error
+
+if TYPE_CHECKING:
+    from grader.problems.spec import Problem
+
+TRACK_HELP = "cuda or cpu (default: from the file's extension)"
+
+
+def problem(slug: str) -> Problem:
+    """The problem named `slug`; an unknown name is a usage error that lists the known ones."""
+    from grader.problems.spec import SpecError, list_slugs, load_problem
+
+    known = list_slugs()
+    if slug not in known:
+        listed = ", ".join(known) or "none (is KERNELJUDGE_PROBLEMS right?)"
+        raise usage_error(f"unknown problem {slug!r}; the known problems are: {listed} (see: grader list)")
+    try:
+        return load_problem(slug)
+    except SpecError as error:
+        raise usage_error(str(error))
+
+
+def track(file: Path | None, chosen: str | None) -> str:
+    """The track asked for, else the one the file's extension implies, else what this machine runs best."""
+    from grader.build import compiler
+    from grader.build.toolchain import default_track
+    from grader.problems.spec import TRACKS
+
+    picked = chosen or (compiler.track_for(file) if file else None) or default_track()
+    if picked not in TRACKS:
+        raise usage_error(f"unknown track {picked!r} (tracks: {', '.join(TRACKS)})")
+    return picked
+
+
+def source_file(file: Path) -> Path:
+    if not file.is_file():
+        raise usage_error(f"no such file: {file}")
+    return file

@@ -1,0 +1,176 @@
+"""`grader bench`, `grader bench-solutions` and `grader validate-timing`: timing studies, mostly for GPUs.
+
+Each table shows its times in one unit (grader.cli.timing.unit_for). The benchmark module (and PyTorch with
+it) is imported when a command runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from grader.cli import args, output, timing
+from grader.cli.grading import DB, TRACK, store
+
+JSON = typer.Option(False, "--json", help="Print JSON.")
+PROBLEMS = typer.Argument(None, metavar="PROBLEM...", help="Problems (default: all).")
+
+
+def _specs(problems: list[str] | None):
+    from grader.problems.spec import load_all
+
+    return [args.problem(p) for p in problems] if problems else load_all()
+
+
+def bench(
+    problem: str = typer.Argument(..., help="The problem (see: grader list)."),
+    file: Path = typer.Argument(..., help="The solution file."),
+    repeat: int = typer.Option(5, "--repeat", metavar="N", help="How many gradings."),
+    track: str | None = TRACK,
+):
+    """Grade the same file K times and print the spread of the scores across runs."""
+    spec = args.problem(problem)
+    chosen = args.track(args.source_file(file), track)
+    from grader.perf import bench as benchmarks
+
+    with output.console.status("bench") as status:
+        verdicts = benchmarks.repeat(spec, file, chosen, repeat, lambda i: status.update(f"run {i + 1}/{repeat}"))
+    if not all(v.accepted for v in verdicts):
+        output.print_verdict(next(v for v in verdicts if not v.accepted), time_limit_s=spec.time_limit_s)
+        raise typer.Exit(1)
+    names = [b.name for b in verdicts[0].benchmarks]
+    unit = timing.unit_for(b.median_us for v in verdicts for b in v.benchmarks)
+    rows = [
+        [str(i), *[unit.format(b.median_us) for b in v.benchmarks], unit.format(v.score_us)]
+        for i, v in enumerate(verdicts, 1)
+    ]
+    scores = [v.score_us or 0.0 for v in verdicts]
+    spreads = [
+        max(v.benchmarks[j].median_us for v in verdicts) / min(v.benchmarks[j].median_us for v in verdicts)
+        for j in range(len(names))
+    ]
+    rows.append(["max/min", *[f"{s:.4f}" for s in spreads], f"{max(scores) / min(scores):.4f}"])
+    columns = [output.Column("run"), *[output.Column(n, justify="right") for n in names]]
+    table = output.fitted_table(
+        [*columns, output.Column("score", justify="right")],
+        rows,
+        title=f"{spec.slug}: {file.name}, {repeat} runs (medians in {unit.name})",
+    )
+    output.console.print(table)
+
+
+def bench_solutions(
+    problems: list[str] | None = PROBLEMS,
+    track: str = typer.Option("cuda", "--track", metavar="[cuda|cpu]", help="cuda or cpu"),
+    as_json: bool = JSON,
+    db: str | None = DB,
+):
+    """Every rung of every ladder, graded and timed, next to PyTorch's time in the same run (and stored)."""
+    from grader.perf import bench as benchmarks
+    from grader.problems.spec import REPO_ROOT
+    from grader.records import storage
+
+    specs = _specs(problems)
+    results = []
+    with output.console.status("bench-solutions") as status:
+        for spec in specs:
+            rows, baseline = benchmarks.ladder_rows(spec, track, status.update)
+            results.append((spec, rows, baseline))
+            for row in rows:
+                store(row["verdict"], (REPO_ROOT / "solutions" / spec.slug / row["solution"]).read_text(), db)
+            if baseline:
+                device = rows[0]["verdict"].device if rows else {}
+                storage.save_baseline(
+                    spec.slug,
+                    device,
+                    track,
+                    baseline["results"],
+                    source=f"problems/{spec.slug}/reference.py: baseline",
+                    db_url=db,
+                )
+    if as_json:
+        output.print_json(
+            [
+                {
+                    "problem": s.slug,
+                    "baseline": {k: v for k, v in b.items() if k != "results"},
+                    "rungs": [{k: v for k, v in r.items() if k != "verdict"} for r in rows],
+                }
+                for s, rows, b in results
+            ]
+        )
+        return
+    for spec, rows, baseline in results:
+        names = [b.name for b in spec.benchmarks_for(track)]
+        base = baseline.get("score_us")
+        unit = timing.unit_for([r["score_us"] for r in rows] + [v for r in rows for v in r["benchmarks"].values()])
+        table_rows = [
+            [
+                r["solution"],
+                r["status"],
+                *[unit.format(r["benchmarks"].get(n)) for n in names],
+                unit.format(r["score_us"]) if r["score_us"] else "",
+                f"{base / r['score_us']:.2f}x" if base and r["score_us"] else "",
+            ]
+            for r in rows
+        ]
+        if baseline:
+            table_rows.append(
+                [
+                    "PyTorch",
+                    "baseline",
+                    *[unit.format(baseline["benchmarks"][n]) for n in names],
+                    unit.format(base),
+                    "1.00x",
+                ]
+            )
+        columns = [
+            output.Column("solution"),
+            output.Column("status", drop=1),
+            *[output.Column(n, drop=2, justify="right") for n in names],
+            output.Column("score", justify="right"),
+            output.Column("vs PyTorch", justify="right"),
+        ]
+        output.console.print(
+            output.fitted_table(columns, table_rows, title=f"{spec.slug} ({track}, times in {unit.name})")
+        )
+
+
+def validate_timing(problems: list[str] | None = PROBLEMS, as_json: bool = JSON):
+    """Time the top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios."""
+    from grader.perf import bench as benchmarks
+
+    specs = _specs(problems)
+    rows = []
+    with output.console.status("validate-timing") as status:
+        for spec in specs:
+            rows += benchmarks.validate_rows(spec, status.update)
+    if as_json:
+        output.print_json(rows)
+        return
+    unit = timing.unit_for(r[k] for r in rows for k in ("kerneljudge_us", "do_bench_us", "ncu_us"))
+    ratio = lambda a, b: f"{a / b:.3f}" if a and b else ""  # noqa: E731
+    columns = [output.Column(h) for h in ("problem", "benchmark", "who")] + [
+        output.Column(h, justify="right") for h in ("kerneljudge", "do_bench", "ncu", "kj/ncu", "kj/do_bench")
+    ]
+    table_rows = [
+        [
+            r["problem"],
+            r["benchmark"],
+            r["who"],
+            unit.format(r["kerneljudge_us"]),
+            unit.format(r["do_bench_us"]),
+            unit.format(r["ncu_us"]) if r["ncu_us"] else "n/a",
+            ratio(r["kerneljudge_us"], r["ncu_us"]),
+            ratio(r["kerneljudge_us"], r["do_bench_us"]),
+        ]
+        for r in rows
+    ]
+    output.console.print(output.fitted_table(columns, table_rows, title=f"timings in {unit.name}"))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(bench)
+    app.command("bench-solutions")(bench_solutions)
+    app.command("validate-timing")(validate_timing)

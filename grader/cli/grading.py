@@ -1,0 +1,228 @@
+"""`grader test`, `grader submit` and `grader selftest`: grade files here and print (and store) the verdicts.
+
+The pipeline (and PyTorch with it) is imported when a grading starts, never when the command is registered.
+Before anything is compiled, what cannot work here is a usage error (exit 2): an unknown problem, a missing
+file, or a CUDA file on a machine without a GPU. A file from the problem's reference ladder (solutions/<slug>/),
+or the ladder's top rung asked for with --reference, is recorded as user `ref:<file>`, never as the person who
+ran it, so the leaderboard marks it as a reference.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.text import Text
+
+from grader.cli import args, output
+
+if TYPE_CHECKING:
+    from grader.problems.spec import Problem
+
+REFERENCE_PREFIX = "ref:"  # as grader.records.leaderboard.REFERENCE_PREFIX; not imported, SQLAlchemy is heavy
+TRACK = typer.Option(None, "--track", metavar="[cuda|cpu]", help=args.TRACK_HELP)
+JSON = typer.Option(False, "--json", help="Print the verdict as JSON.")
+DB = typer.Option(
+    None,
+    "--db",
+    metavar="URL",
+    help="SQLAlchemy URL of the results database (default: $KERNELJUDGE_DB, else SQLite under $KERNELJUDGE_DATA).",
+)
+SANDBOX = typer.Option(
+    None,
+    "--sandbox",
+    metavar="[auto|docker|local]",
+    help="Where the code runs (default: $KERNELJUDGE_SANDBOX, else auto: the container where Docker and the image are there).",
+)
+FILE = typer.Argument(None, show_default=False, help="The solution: a .cu (CUDA track) or .cpp (CPU track) file.")
+REFERENCE = typer.Option(
+    False, "--reference", help="Grade the problem's best reference solution (without FILE); recorded as ref:<file>."
+)
+
+
+def _source(spec: Problem, file: Path | None, reference: bool, track: str | None) -> Path:
+    if file is not None:
+        return args.source_file(file)
+    if not reference:
+        raise output.usage_error(
+            f"missing FILE: the solution to grade (`grader init {spec.slug}` writes a starter; "
+            "--reference grades the problem's own best solution)"
+        )
+    from grader.problems import solutions
+
+    try:
+        return solutions.best(spec.slug, track)
+    except FileNotFoundError as error:
+        raise output.usage_error(str(error))
+
+
+def recorded_user(spec: Problem, file: Path, user: str, reference: bool) -> str:
+    """`ref:<file>` for a reference solution (asked for, or a file under solutions/<slug>/), else `user`."""
+    from grader.problems.spec import REPO_ROOT
+
+    ladder = (REPO_ROOT / "solutions" / spec.slug).resolve()
+    if reference or file.resolve().parent == ladder:
+        return REFERENCE_PREFIX + file.name
+    return user
+
+
+def _refuse_cuda_without_gpu(track: str) -> None:
+    from grader.build import toolchain
+
+    if track == "cuda" and toolchain.detect().gpu is None:
+        raise output.usage_error(
+            "this machine has no GPU (nvidia-smi found none), so a CUDA solution cannot run here: "
+            "write it in C++ for the CPU track (a .cpp file, or --track cpu), or grade it where a GPU is "
+            "(--remote)"
+        )
+
+
+def grade(
+    problem: str,
+    file: Path | None,
+    track: str | None,
+    mode: str,
+    user: str,
+    as_json: bool,
+    db: str | None,
+    sandbox_kind: str | None = None,
+    reference: bool = False,
+) -> None:
+    spec = args.problem(problem)
+    path = _source(spec, file, reference, track)
+    chosen = args.track(path, track)
+    _refuse_cuda_without_gpu(chosen)
+    from grader.sandbox import container
+
+    try:
+        container.choose(sandbox_kind, chosen)  # the sandbox asked for is not there: a usage error, exit 2
+    except (ValueError, RuntimeError) as error:
+        raise output.usage_error(str(error))
+    user = recorded_user(spec, path, user, reference) if mode == "submit" else user
+    source = path.read_bytes()
+    from grader.judge import pipeline
+
+    if as_json:
+        verdict = pipeline.grade(spec, source, path.name, track=chosen, mode=mode, user=user, sandbox_kind=sandbox_kind)
+        output.print_json(verdict.to_json())
+    else:
+        with output.console.status("compile") as status:
+            verdict = pipeline.grade(
+                spec,
+                source,
+                path.name,
+                track=chosen,
+                mode=mode,
+                user=user,
+                sandbox_kind=sandbox_kind,
+                progress=lambda stage: status.update(f"{stage} ({spec.slug}, {chosen} track)"),
+            )
+        output.print_verdict(verdict, time_limit_s=spec.time_limit_s)
+        if user.startswith(REFERENCE_PREFIX):
+            output.console.print(Text(f"recorded as {user}: a reference solution, marked on the leaderboard"))
+    store(verdict, source.decode(errors="replace"), db)
+    raise typer.Exit(0 if verdict.accepted else 1)
+
+
+def store(verdict, source: str, db: str | None) -> None:
+    """Keep every verdict; a database that cannot be written is reported, and the verdict still stands."""
+    from grader.records import storage
+
+    try:
+        storage.save_verdict(verdict, source, db)
+    except Exception as error:  # the grading is done; losing the record must not change the exit code
+        output.warning(f"the verdict was not stored: {error}")
+
+
+def test(
+    problem: str = typer.Argument(..., help="The problem (see: grader list)."),
+    file: Path | None = FILE,
+    track: str | None = TRACK,
+    as_json: bool = JSON,
+    db: str | None = DB,
+    sandbox_kind: str | None = SANDBOX,
+):
+    """Check correctness only."""
+    grade(problem, file, track, "test", "", as_json, db, sandbox_kind)
+
+
+def submit(
+    problem: str = typer.Argument(..., help="The problem (see: grader list)."),
+    file: Path | None = FILE,
+    track: str | None = TRACK,
+    user: str = typer.Option("anonymous", metavar="NAME", help="Who submits."),
+    reference: bool = REFERENCE,
+    as_json: bool = JSON,
+    db: str | None = DB,
+    sandbox_kind: str | None = SANDBOX,
+    remote: bool = typer.Option(False, "--remote", help="Grade on the judge's workers (grader worker) and wait."),
+    queue: str | None = typer.Option(
+        None, metavar="NAME", help="With --remote: the queue (default cpu, or $KERNELJUDGE_QUEUE / cuda)."
+    ),
+):
+    """Check correctness, then time the benchmarks."""
+    if remote:
+        from grader.cli import scale  # says so when the distributed extra is missing
+
+        spec = args.problem(problem)
+        path = _source(spec, file, reference, track)
+        raise typer.Exit(
+            scale.submit_remote(
+                problem,
+                path,
+                track=track,
+                mode="submit",
+                user=recorded_user(spec, path, user, reference),
+                queue=queue,
+                as_json=as_json,
+                db_url=db,
+            )
+        )
+    grade(problem, file, track, "submit", user, as_json, db, sandbox_kind, reference)
+
+
+def selftest(
+    problems: list[str] | None = typer.Argument(None, metavar="PROBLEM...", help="Problems (default: all)."),
+    track: list[str] | None = typer.Option(
+        None, "--track", metavar="[cuda|cpu]", help="Tracks (default: cpu, and cuda where a GPU is)"
+    ),
+):
+    """Grade every reference solution (must be accepted) and every null answer (must be rejected)."""
+    from grader.build.toolchain import default_track
+    from grader.judge.selftest import selftest as run_selftest
+    from grader.problems.spec import load_all
+
+    specs = [args.problem(p) for p in problems] if problems else load_all()
+    tracks = track or (["cpu", "cuda"] if default_track() == "cuda" else ["cpu"])
+    with output.console.status("selftest") as status:
+        rows = run_selftest(specs, tracks, progress=status.update)
+    columns = [output.Column(h) for h in ("problem", "track", "what", "expected", "got", "")] + [
+        output.Column("detail", drop=1)
+    ]
+    table = output.fitted_table(
+        columns,
+        [
+            [
+                r.problem,
+                r.track,
+                r.what,
+                r.expected,
+                r.got,
+                Text("ok", "green") if r.ok else Text("FAIL", "red"),
+                r.detail[:200],
+            ]
+            for r in rows
+        ],
+        title="selftest",
+    )
+    output.console.print(table)
+    failed = sum(not r.ok for r in rows)
+    output.console.print(f"{len(rows) - failed} ok, {failed} failed")
+    raise typer.Exit(1 if failed else 0)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("test")(test)
+    app.command("submit")(submit)
+    app.command("selftest")(selftest)
