@@ -24,4 +24,14 @@ def best(slug: str, track: str | None = None) -> Path:
 
 
 if __name__ == "__main__":  # `python -m grader.problems.solutions SLUG` prints the best rung, for the Makefile
-    print(best(sys.argv[1]))
+    from grader.problems.spec import list_slugs
+
+    slug = sys.argv[1] if len(sys.argv) > 1 else ""
+    if slug not in list_slugs():  # said as `grader submit` says it (grader/cli/args.py), without a traceback
+        sys.exit(
+            f"error: unknown problem {slug!r}; the known problems are: {', '.join(list_slugs())} (see: grader list)"
+        )
+    try:
+        print(best(slug))
+    except FileNotFoundError as error:
+        sys.exit(f"error: {error}")
