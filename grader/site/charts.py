@@ -9,6 +9,7 @@ import io
 import re
 
 import matplotlib
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -40,7 +41,7 @@ def _tick(us: float) -> str:
     return f"{us / 1e3:g} ms" if us >= 1e3 else f"{us:g} µs"
 
 
-def _figure(rows: int) -> tuple[Figure, object]:
+def _figure(rows: int) -> tuple[Figure, Axes]:
     """A figure whose bars keep one thickness however many rows there are, room left for labels and legend."""
     height = 0.95 + 0.36 * rows
     figure = Figure(figsize=(8, height))

@@ -13,6 +13,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import grader
+from grader.cli import timing
 from grader.judge.status import Status
 from grader.problems import starter
 from grader.problems.spec import TRACKS, Problem, load_all
@@ -24,12 +25,11 @@ RECENT = 50  # submissions listed on a problem page
 DIFFICULTY = ["easy", "medium", "hard"]
 
 
-def _time(us: float | None) -> str:
+def _time(us: float | None, unit: timing.Unit | None = None) -> str:
+    """`us` in `unit` (one per table: timing.unit_for), or alone in the unit that suits it."""
     if us is None:
         return "—"
-    if us >= 1e6:
-        return f"{us / 1e6:.3f} s"
-    return f"{us / 1e3:.3f} ms" if us >= 1e4 else f"{us:.2f} µs"
+    return (unit or timing.unit_for([us])).format(us, suffix=True)
 
 
 def _environment() -> Environment:
@@ -48,9 +48,13 @@ def _environment() -> Environment:
         date=lambda d: d.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         sizes=lambda sizes: ", ".join(f"{k}={v:,}" for k, v in sizes.items()),
         slug=lambda name: re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"),
+        scored=timing.with_score_in,
     )
     env.globals.update(
-        version=grader.__version__, rendered_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        unit_for=timing.unit_for,
+        doubt_mark=timing.DOUBT_MARK,
+        version=grader.__version__,
+        rendered_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     )
     return env
 
@@ -77,14 +81,16 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
         root="",
         problems=[{"problem": p, "solvers": solvers[slug], "boards": boards[slug]} for slug, p in problems.items()],
     )
+    loaded = [storage.load_submission(summary.submission_id, db_url) for summary in everything]
+    stored = [s for s in loaded if s is not None]  # listed, then gone: rows are never deleted, but no lock is held
+    env.globals["doubts"] = {s.verdict.submission_id: timing.doubts(s.verdict) for s in stored}
     for slug, problem in problems.items():
         pages[Path("problems", f"{slug}.html")] = _problem_page(
             env, problem, boards[slug], [s for s in everything if s.problem == slug][:RECENT]
         )
-    for summary in everything:
-        stored = storage.load_submission(summary.submission_id, db_url)
-        pages[Path("submissions", f"{summary.submission_id}.html")] = _submission_page(
-            env, stored, problems.get(summary.problem)
+    for one in stored:
+        pages[Path("submissions", f"{one.verdict.submission_id}.html")] = _submission_page(
+            env, one, problems.get(one.verdict.problem)
         )
 
     written = []
