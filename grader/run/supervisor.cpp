@@ -253,9 +253,12 @@ Fate receive(uint32_t kind, uint64_t call) {
         ssize_t n = recv(g_control, &reply, sizeof reply, MSG_TRUNC);
         if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return Fate::GONE;
         if (n < 0) continue;
-        if (n != (ssize_t)sizeof reply || reply.magic != kjp::MAGIC || reply.kind != kind ||
-            (kind == kjp::DONE && reply.call != call)) {
+        if (n != (ssize_t)sizeof reply || reply.magic != kjp::MAGIC || reply.kind != kind) {
             g_violation = "the program sent a message the worker never sends";
+            return Fate::VIOLATION;
+        }
+        if (kind == kjp::DONE && reply.call != call) {
+            g_violation = "the program sent a reply out of turn (not for the call in progress)";
             return Fate::VIOLATION;
         }
         return Fate::OK;

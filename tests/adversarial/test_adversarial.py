@@ -5,17 +5,19 @@ Everything runs in this one process, in file order:
 1. the best reference solution of softmax is graded in submit mode and its score recorded;
 2. every fixture below tests/adversarial/<problem>/ is graded through grader.judge.pipeline.grade, and after each
    one the test checks that nothing escaped: the TCP and Unix listeners heard nothing, no kerneljudge-escape
-   file exists anywhere it looks, no process of the sandbox's uid is alive, no run folder was left behind,
-   the planted secrets and the database are unchanged;
+   file (or POSIX message queue) exists anywhere it looks, no SysV IPC object of the sandbox is left, no process
+   of the sandbox's uids is alive, no run folder or trusted folder was left behind, the planted secrets and the
+   database are unchanged;
 3. the same checks once more over the whole suite;
-4. the reference solution is graded again: still accepted, with a score close to the first one.
+4. the reference solution is graded again: still accepted, with a score close to the first one (on the CPU
+   track, relative to a probe of the machine's speed timed beside each grading, since the load of a shared
+   machine moves wall-clock times far more than any harm a fixture could do).
 
 Fixture headers (tests/conftest.py's, with additions of this suite's own):
     // expect: a|b             either verdict will do (a cheat that several possible fixes catch differently)
     // xfail: <why>            a defence the grader lacks today: the test is xfail(strict=True) until it is
-                               fixed, and docs/security.md says what to change
-    // xfail_random: <why>     the same for a hole whose exploitation depends on the harness's random
-                               choices (the audit picks): xfail(strict=False), since some runs close it by luck
+                               fixed, and docs/security.md says what to change (no other kind of xfail: a
+                               fixture whose outcome depends on chance is rewritten until it does not)
     // memory_limit_gib: <n>   grade with the harness's memory limit lowered to n GiB
     // honest_floor_us: <benchmark> <us>
                                a timing cheat that a fix may turn into honest work: `accepted` also passes,
@@ -31,6 +33,7 @@ read-only root need it, and one check mounts a tmpfs.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -44,36 +47,53 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, fixture_params
+
 from grader.judge import pipeline
-from grader.sandbox import local as sandbox
-from grader.problems import solutions
 from grader.judge.status import Status
+from grader.problems import solutions
 from grader.problems.spec import load_problem
+from grader.sandbox import local as sandbox
+from grader.sandbox import uids
 
 HERE = Path(__file__).parent
-SENTINEL = Path("/var/lib/kerneljudge-sentinel")      # outside /tmp: the sandbox does not hide it
-TMP_SENTINEL = Path("/tmp/kerneljudge-sentinel")      # inside /tmp: hidden by the sandbox's private /tmp
+SENTINEL = Path("/var/lib/kerneljudge-sentinel")  # outside /tmp: the sandbox does not hide it
+TMP_SENTINEL = Path("/tmp/kerneljudge-sentinel")  # inside /tmp: hidden by the sandbox's private /tmp
 SECRET = "kerneljudge-sentinel-secret-7f3a9c"
 DB_MARKER = "kerneljudge-db-secret"
 ENV_SECRET = "kerneljudge-env-secret-51d2"
 PORT = 47111
 ESCAPE_NAME = "kerneljudge-escape"
 # Where an escaped write would land (fixtures name their files kerneljudge-escape*).
-ESCAPE_DIRS = [Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path("/run/lock"), Path("/run"), Path("/etc"),
-               Path("/root"), Path("/"), SENTINEL, SENTINEL / "open", SENTINEL / "mnt", TMP_SENTINEL, REPO]
-GRADER_SLACK_S = 20           # a grade may take this much longer than the harness's own wall limit
-CPU_SCORE_TOLERANCE = 0.35    # CPU track, best of two gradings each side, on a small shared CI machine
-GPU_SCORE_TOLERANCE = 0.05    # the issue's 5%, on the GPU
+ESCAPE_DIRS = [
+    Path("/tmp"),
+    Path("/var/tmp"),
+    Path("/dev/shm"),
+    Path("/dev/mqueue"),
+    Path("/run/lock"),
+    Path("/run"),
+    Path("/etc"),
+    Path("/root"),
+    Path("/"),
+    SENTINEL,
+    SENTINEL / "open",
+    SENTINEL / "mnt",
+    TMP_SENTINEL,
+    REPO,
+]
+IPC_KEY = 0x4B4A0017  # the key tests/adversarial/softmax/leftover_ipc.cpp uses
+GRADER_SLACK_S = 20  # a grade may take this much longer than the harness's own wall limit
+CPU_SCORE_TOLERANCE = 0.35  # CPU track, best of two gradings each side, on a small shared CI machine
+GPU_SCORE_TOLERANCE = 0.05  # the issue's 5%, on the GPU
 
 
 # --- fixtures and their extra headers ------------------------------------------------------------------------
 
+
 def _extra_headers(path: Path) -> dict[str, str]:
     found = {}
     for line in path.read_text().splitlines()[:12]:
-        match = re.match(r"\s*//\s*(xfail|xfail_random|memory_limit_gib|honest_floor_us):\s*(.+?)\s*$", line)
+        match = re.match(r"\s*//\s*(xfail|memory_limit_gib|honest_floor_us):\s*(.+?)\s*$", line)
         if match:
             found[match.group(1)] = match.group(2)
     return found
@@ -87,8 +107,6 @@ def _params() -> list:
         marks = list(param.marks)
         if "xfail" in extra:
             marks.append(pytest.mark.xfail(strict=True, reason=extra["xfail"]))
-        if "xfail_random" in extra:  # the hole is real, but whether a run falls into it is up to chance
-            marks.append(pytest.mark.xfail(strict=False, reason=extra["xfail_random"]))
         params.append(pytest.param(fixture, marks=marks, id=param.id))
     return params
 
@@ -97,6 +115,7 @@ PARAMS = _params()
 
 
 # --- the sentinels: listeners, secrets, a database, an extra mount ------------------------------------------
+
 
 class _Listener(threading.Thread):
     """Accepts connections on a socket and records who came and what they sent."""
@@ -112,7 +131,7 @@ class _Listener(threading.Thread):
         while not self._halt.is_set():
             try:
                 conn, _ = self.sock.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             conn.settimeout(1.0)
             try:
@@ -134,7 +153,7 @@ class Sentinels:
     other_mount: bool = False
     db_url: str | None = None
     db_rows: int | None = None
-    sandbox_uid: int | None = None
+    sandbox_uids: range | None = None  # every uid a run may be given (a fresh one per run)
 
     def escapes(self) -> list[str]:
         """Everything that shows something got out since the last call (and clears it for the next fixture)."""
@@ -158,20 +177,42 @@ class Sentinels:
             found.append("the grader's database was written to")
         alive = self.sandbox_processes()
         if alive:
-            found.append(f"{len(alive)} processes of the sandbox's uid outlived the run (pids {alive[:5]}...)")
-            _kill_uid(self.sandbox_uid)  # so that they do not spoil the next fixture (the uid's process limit)
-        unreaped = _wait_for_reaping(self.sandbox_uid)
+            found.append(f"{len(alive)} processes of the sandbox's uids outlived the run (pids {alive[:5]}...)")
+            for uid in {_owner(Path(f"/proc/{pid}")) for pid in alive} - {None}:
+                _kill_uid(uid)  # so that they do not spoil the next fixture (the uid's process limit)
+        unreaped = _wait_for_reaping(self.sandbox_uids)
         if unreaped:
-            found.append(f"{len(unreaped)} killed processes of the sandbox's uid were not reaped in 15 s")
+            found.append(f"{len(unreaped)} killed processes of the sandbox's uids were not reaped in 15 s")
         found += [f"run folder {p} was left behind" for p in self.leftover_run_dirs()]
+        found += [f"SysV IPC object left on the host: {line}" for line in _sysv_objects(self.sandbox_uids)]
         return found
 
     def sandbox_processes(self) -> list[int]:
-        return _processes_of(self.sandbox_uid)
+        return _processes_of(self.sandbox_uids)
 
     def leftover_run_dirs(self) -> list[Path]:
         base = sandbox.runs_base()
-        return [p for p in base.iterdir() if p.name.startswith("run-") and _owner(p) == self.sandbox_uid]
+        return [
+            p
+            for p in base.iterdir()
+            if (p.name.startswith("run-") and _owner(p) in (self.sandbox_uids or ())) or p.name.startswith("trusted-")
+        ]
+
+
+def _sysv_objects(uids_: range | None) -> list[str]:
+    """SysV shared memory, message queues and semaphores with the fixtures' key or owned by a sandbox uid."""
+    found = []
+    for kind, uid_column in (("shm", 7), ("msg", 7), ("sem", 4)):
+        try:
+            lines = Path("/proc/sysvipc", kind).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            owner = int(fields[uid_column]) if len(fields) > uid_column else None
+            if int(fields[0]) == IPC_KEY or owner in (uids_ or ()):
+                found.append(f"{kind} {line.strip()[:80]}")
+    return found
 
 
 def _owner(path: Path) -> int | None:
@@ -190,6 +231,7 @@ def _remove(path: Path) -> None:
 
 def _db_rows(url: str) -> int:
     from grader.records import storage
+
     return len(storage.list_submissions(db_url=url))
 
 
@@ -216,10 +258,17 @@ def _unix_listener(path: Path) -> _Listener:
 def _store_secret_submission(url: str) -> int | None:
     """A database made by grader.records.storage itself, holding one submission with the marker in its source."""
     try:
-        from grader.records import storage
         from grader.judge.verdict import Verdict
-        verdict = Verdict(status=Status.ACCEPTED, message="", problem="softmax", track="cpu", submission_id="sentinel0001",
-                          user="someone-else")
+        from grader.records import storage
+
+        verdict = Verdict(
+            status=Status.ACCEPTED,
+            message="",
+            problem="softmax",
+            track="cpu",
+            submission_id="sentinel0001",
+            user="someone-else",
+        )
         storage.save_verdict(verdict, f"// {DB_MARKER}: somebody else's kernel\n", db_url=url)
         return _db_rows(url)
     except Exception:  # storage missing or broken: the database fixture is skipped
@@ -240,11 +289,19 @@ def sentinels():
     (SENTINEL / "open").mkdir()
     (SENTINEL / "open").chmod(0o1777)
     (SENTINEL / "mnt").mkdir()
-    found = Sentinels(sandbox_uid=sandbox.sandbox_uid())
-    found.other_mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=1777", "kerneljudge-sentinel",
-                                        str(SENTINEL / "mnt")], capture_output=True).returncode == 0
-    found.listeners = [l for l in (_tcp_listener(socket.AF_INET, "127.0.0.1"), _tcp_listener(socket.AF_INET6, "::1"))
-                       if l is not None]
+    found = Sentinels(sandbox_uids=uids.uid_range())
+    found.other_mount = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m,mode=1777", "kerneljudge-sentinel", str(SENTINEL / "mnt")],
+            capture_output=True,
+        ).returncode
+        == 0
+    )
+    found.listeners = [
+        one
+        for one in (_tcp_listener(socket.AF_INET, "127.0.0.1"), _tcp_listener(socket.AF_INET6, "::1"))
+        if one is not None
+    ]
     assert found.listeners, f"cannot listen on 127.0.0.1:{PORT}"
     found.listeners.append(_unix_listener(SENTINEL / "listener.sock"))
     for listener in found.listeners:
@@ -280,6 +337,7 @@ def _unmount(path: Path) -> None:
 
 # --- grading with a deadline ------------------------------------------------------------------------------
 
+
 def _deadline_s(fixture, problem) -> float:
     limit = fixture.time_limit_s or problem.time_limit_s
     benches = problem.benchmarks_for(fixture.track) if fixture.mode == "submit" else []
@@ -287,11 +345,11 @@ def _deadline_s(fixture, problem) -> float:
     return wall + GRADER_SLACK_S + (120 if fixture.track == "cuda" else 0)  # + nvcc and a float64 check on the GPU
 
 
-def _fifos(uid: int | None) -> list[str]:
-    """The FIFOs in this grader process's run folders."""
+def _fifos(uids_: range | None) -> list[str]:
+    """The FIFOs in the sandbox's run folders."""
     found = []
     for run in sandbox.runs_base().iterdir():
-        if uid is not None and _owner(run) != uid:
+        if uids_ is not None and _owner(run) not in uids_:
             continue
         for folder, _dirs, files in os.walk(run):
             for name in files:
@@ -304,13 +362,13 @@ def _fifos(uid: int | None) -> list[str]:
     return found
 
 
-def _processes_of(uid: int | None, zombies: bool = False) -> list[int]:
-    """The processes of `uid`; zombies (killed, not yet reaped by init) only if asked for."""
-    if uid is None:
+def _processes_of(uids_: range | None, zombies: bool = False) -> list[int]:
+    """The processes of any of `uids_`; zombies (killed, not yet reaped by init) only if asked for."""
+    if uids_ is None:
         return []
     found = []
     for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and sandbox._owner(entry.path) == uid:
+        if entry.name.isdigit() and sandbox._owner(entry.path) in uids_:
             try:
                 state = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[0]
             except (OSError, IndexError):
@@ -320,20 +378,20 @@ def _processes_of(uid: int | None, zombies: bool = False) -> list[int]:
     return found
 
 
-def _wait_for_reaping(uid: int | None, seconds: float = 15.0) -> list[int]:
-    """Killed processes stay zombies until init reaps them, and count against the uid's process limit until
-    then, which the next run shares: wait for them to go. Returns the ones still there."""
+def _wait_for_reaping(uids_: range | None, seconds: float = 15.0) -> list[int]:
+    """Killed processes stay zombies until init reaps them, and count against their uid's process limit until
+    then: wait for them to go. Returns the ones still there."""
     until = time.monotonic() + seconds
-    while _processes_of(uid, zombies=True) and time.monotonic() < until:
+    while _processes_of(uids_, zombies=True) and time.monotonic() < until:
         time.sleep(0.1)
-    return _processes_of(uid, zombies=True)
+    return _processes_of(uids_, zombies=True)
 
 
 def _kill_uid(uid: int) -> None:
     """Kill every process of `uid`, forking ones included: kill(-1, SIGKILL) sent as that uid reaches all of
     them in one pass that a fork cannot slip through (the change docs/security.md asks of the sandbox)."""
     for _ in range(100):
-        if not _processes_of(uid):
+        if not _processes_of(range(uid, uid + 1)):
             return
         pid = os.fork()
         if pid == 0:
@@ -349,10 +407,10 @@ def _kill_uid(uid: int) -> None:
     raise AssertionError(f"could not kill the processes of uid {uid}")
 
 
-def _unblock_fifos(uid: int | None) -> list[str]:
-    """Open for writing every FIFO in this process's run folders, so a grader blocked opening one goes on."""
+def _unblock_fifos(uids_: range | None) -> list[str]:
+    """Open for writing every FIFO in the sandbox's run folders, so a grader blocked opening one goes on."""
     opened = []
-    for path in _fifos(uid):
+    for path in _fifos(uids_):
         try:
             os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
             opened.append(path)
@@ -361,7 +419,7 @@ def _unblock_fifos(uid: int | None) -> list[str]:
     return opened
 
 
-def grade_with_deadline(fixture, uid: int | None, memory_limit_gib: float | None = None):
+def grade_with_deadline(fixture, uids_: range | None, memory_limit_gib: float | None = None):
     """(verdict or None, seconds, hung): the grade runs in a thread; a grader that does not answer within the
     deadline is reported as hung (and freed from a FIFO, the one way known to hang it)."""
     problem = load_problem(fixture.problem)
@@ -369,9 +427,14 @@ def grade_with_deadline(fixture, uid: int | None, memory_limit_gib: float | None
 
     def work():
         try:
-            result["verdict"] = pipeline.grade(problem, fixture.path.read_bytes(), fixture.path.name,
-                                               track=fixture.track, mode=fixture.mode,
-                                               time_limit_s=fixture.time_limit_s)
+            result["verdict"] = pipeline.grade(
+                problem,
+                fixture.path.read_bytes(),
+                fixture.path.name,
+                track=fixture.track,
+                mode=fixture.mode,
+                time_limit_s=fixture.time_limit_s,
+            )
         except BaseException as error:  # the grader must never raise for a submission's sake
             result["error"] = error
 
@@ -388,13 +451,13 @@ def grade_with_deadline(fixture, uid: int | None, memory_limit_gib: float | None
             worker.join(1.0)
             # The run is over (no process of its uid left) yet a FIFO lies in its folder: the grader is blocked
             # on it. Ten seconds of that is enough to call it hung.
-            stuck = _fifos(uid) and not _processes_of(uid)
+            stuck = _fifos(uids_) and not _processes_of(uids_)
             stuck_since = (stuck_since or time.monotonic()) if stuck else None
             if stuck_since and time.monotonic() - stuck_since > 10:
                 break
         hung = worker.is_alive()
         while worker.is_alive():
-            _unblock_fifos(uid)
+            _unblock_fifos(uids_)
             worker.join(1.0)
             if time.monotonic() - started > 600:
                 break
@@ -407,20 +470,39 @@ def grade_with_deadline(fixture, uid: int | None, memory_limit_gib: float | None
 
 # --- the suite ------------------------------------------------------------------------------------------
 
-SCORES: dict[str, list[float]] = {}
-LOAD: dict[str, float] = {}                        # 1-minute load average while the reference was timed
-RESULTS: list[tuple[str, str, str, float]] = []    # (fixture, expected, got, seconds), for the summary
+SCORES: dict[str, list[float]] = {}  # score, or on the CPU score / speed probe, per grading
+LOAD: dict[str, float] = {}  # 1-minute load average while the reference was timed
+RESULTS: list[tuple[str, str, str, float]] = []  # (fixture, expected, got, seconds), for the summary
+
+
+def _speed_probe_us() -> float:
+    """How fast this machine is right now: PyTorch's own softmax on the CPU benchmarks' sizes, best of five
+    each, geometric mean. Timed beside each CPU grading of the reference, so that the ratio score / probe
+    cancels what the load of a shared machine does to both (we saw one solution score 5.9 and 32.6 ms within
+    a minute), and what is left is what the suite did to the grader."""
+    import torch
+
+    times = []
+    for bench in load_problem("softmax").benchmarks_for("cpu"):
+        x = torch.rand(bench.sizes["M"], bench.sizes["N"])
+        samples = []
+        for _ in range(5):
+            start = time.perf_counter()
+            torch.softmax(x, dim=-1)
+            samples.append(time.perf_counter() - start)
+        times.append(min(samples) * 1e6)
+    return float(math.prod(times) ** (1 / len(times)))
 
 
 def _reference_scores(track: str, times: int = 2) -> list[float]:
     best = solutions.best("softmax", track)
     scores = []
-    for attempt in range(times):
+    for _attempt in range(times):
         verdict = pipeline.grade(load_problem("softmax"), best.read_bytes(), best.name, track=track, mode="submit")
         LOAD[f"{track} {len(LOAD)}"] = os.getloadavg()[0]
         assert verdict.status == Status.ACCEPTED, verdict.message
         assert verdict.score_us, "no score"
-        scores.append(verdict.score_us)
+        scores.append(verdict.score_us / _speed_probe_us() if track == "cpu" else verdict.score_us)
     return scores
 
 
@@ -437,7 +519,7 @@ def test_fixture(fixture, sentinels):
         pytest.skip("could not mount the stand-in tmpfs")
     if fixture.path.name.startswith("read_grader_database") and not sentinels.db_url:
         pytest.skip("grader.records.storage could not make the database")
-    verdict, seconds, hung = grade_with_deadline(fixture, sentinels.sandbox_uid, extra.get("memory_limit_gib"))
+    verdict, seconds, hung = grade_with_deadline(fixture, sentinels.sandbox_uids, extra.get("memory_limit_gib"))
     time.sleep(0.2)
     escaped = sentinels.escapes()
     got = verdict.status if verdict else "no verdict"
@@ -450,7 +532,8 @@ def test_fixture(fixture, sentinels):
         medians = {b.name: b.median_us for b in verdict.benchmarks}
         assert medians.get(bench, 0.0) >= float(floor_us), (
             f"accepted with a fake time: {bench} took {medians.get(bench, 0.0):.2f} us, an honest call "
-            f"takes more than {floor_us} us; expected {fixture.expect} or an honest time")
+            f"takes more than {floor_us} us; expected {fixture.expect} or an honest time"
+        )
         return
     assert verdict.status in fixture.expect.split("|"), verdict.message
     assert fixture.message in verdict.message, verdict.message
@@ -461,7 +544,7 @@ def test_nothing_escaped_during_the_suite(track, sentinels):
     time.sleep(1.0)  # a daemon that lingered would show itself by now
     assert not sentinels.escapes()
     assert not sentinels.sandbox_processes()
-    assert not _fifos(sentinels.sandbox_uid), "a FIFO from a run is still there"
+    assert not _fifos(sentinels.sandbox_uids), "a FIFO from a run is still there"
 
 
 @pytest.mark.parametrize("track", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
@@ -473,14 +556,12 @@ def test_reference_score_after_the_suite(track, sentinels):
     SCORES[f"{track} after"] = after
     tolerance = CPU_SCORE_TOLERANCE if track == "cpu" else GPU_SCORE_TOLERANCE
     ratio = min(after) / min(before)
-    print(f"\n{track}: reference score before {before} us, after {after} us: best after / best before = {ratio:.3f}")
+    unit = "x the speed probe" if track == "cpu" else "us"
+    print(
+        f"\n{track}: reference score before {before} {unit}, after {after}: best after / best before = {ratio:.3f}"
+        f" (load average up to {max(LOAD.values(), default=0.0):.1f} on {os.cpu_count()} cores)"
+    )
     assert not sentinels.escapes()
-    if track == "cpu" and abs(ratio - 1) > tolerance:
-        # Seen on the 2-core CI machine with nothing else running: 4.0 ms before, 6.6 ms after (and 5.9 vs
-        # 32.6 ms within one minute under load). Wall-clock CPU timings there are not comparable; the GPU
-        # version of this test is the one issue 4 asks for (0.988 on an H100).
-        pytest.skip(f"CPU-track timings on this machine are not comparable: score ratio {ratio:.2f} "
-                    f"(load average up to {max(LOAD.values(), default=0.0):.1f} on {os.cpu_count()} cores)")
     assert abs(ratio - 1) <= tolerance, f"score moved by {100 * (ratio - 1):+.1f}% (allowed {100 * tolerance:.0f}%)"
 
 
@@ -488,6 +569,9 @@ def test_reference_score_after_the_suite(track, sentinels):
 def test_print_summary(track):
     """Not a check: the table of fixture -> verdict, for the log (pytest -s, or -rA)."""
     suffix = ".cu" if track == "cuda" else ".cpp"
-    lines = [f"{name:48s} {expected:26s} {got:14s} {seconds:6.1f} s" for name, expected, got, seconds in RESULTS
-             if name.endswith(suffix)]
+    lines = [
+        f"{name:48s} {expected:26s} {got:14s} {seconds:6.1f} s"
+        for name, expected, got, seconds in RESULTS
+        if name.endswith(suffix)
+    ]
     print("\n" + "\n".join(lines))

@@ -1,7 +1,7 @@
 // expect: wrong_answer
 // mode: submit
 // honest_floor_us: block_1k_4k 50
-// xfail_random: the audits are a quota that random picks can spend before the final call (harness/runner.cpp run_bench: the "always audited" last call is skipped once audits_left is 0; the CPU track has 1), and the audit record out/<name>.audits is written during the run where the submission can read it
+// Closed on the CPU track: the audit record is the supervisor's (never visible), and the final call keeps its audit.
 // Cheat (audits): watches the harness's own audit record. On the block_1k_4k benchmark it computes honestly
 // until out/block_1k_4k.audits appears (the CPU track audits one call per benchmark), and from then on does
 // nothing: no later call can be audited, the final call included. Today that is accepted with a median made

@@ -1,10 +1,13 @@
 // expect: rejected|wrong_answer
 // mode: submit
-// xfail_random: the audit record out/<name>.audits is written during the run where the submission can read it, and the "always audited" final call is skipped once random picks used up the quota (harness/runner.cpp run_bench)
+// honest_floor_us: wide_32k 100
 // Cheat (audits): on wide_32k (no test has its sizes) it computes honestly until out/wide_32k.audits lists as
-// many calls as the grader audits (3), and from then on only waits, on the device, as long as moving the
+// many calls as random picks can audit (2 of the grader's 3), and from then on only waits, on the device, as long as moving the
 // benchmark's bytes at 3.0 TB/s would take (above the physical floor, computed from a peak of 3.35 TB/s on an
-// H100 or more on an H200), writing nothing: no later call can be audited. Today: accepted.
+// H100 or more on an H200), writing nothing. Before the fix the picks could use all 3 audits and the final call
+// went unchecked (accepted); harness/runner.cpp now keeps the last audit for the final call, which is then
+// unwritten (wrong_answer). In the rare run with fewer than 2 random picks it never stops: an honest time.
+// The CPU twin is closed for good: the audit record is the supervisor's and never visible.
 #include <cstdio>
 // A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
 __global__ void softmax_rows(const float* x, float* y, int M, int N) {
@@ -59,7 +62,7 @@ static int audited_calls() {
 }
 
 void solve(const float* input, float* output, int M, int N) {
-    if (M == 4096 && N == 32768 && audited_calls() >= 3) {
+    if (M == 4096 && N == 32768 && audited_calls() >= 2) {
         pause_ns<<<1, 1>>>((unsigned long long)(8.0 * M * N / 3.0e12 * 1e9));
         return;
     }

@@ -1,6 +1,6 @@
-// expect: wrong_answer
+// expect: wrong_answer|rejected
 // mode: submit
-// message: timed call
+// message: block_1k_4k
 // Cheat (2 where it pays): honest on every test, but the benchmark sizes are public (problem.yaml), and no
 // test has the block_1k_4k benchmark's (M=1024, N=4096): there it does nothing at all. Timed calls get fresh
 // inputs and poisoned outputs, and the harness keeps the outputs of some of them (picked after the call

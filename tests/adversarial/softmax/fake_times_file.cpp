@@ -2,7 +2,7 @@
 // mode: submit
 // message: tampered
 // honest_floor_us: block_1k_4k 50
-// xfail: the harness writes each benchmark's timing record to out/<name>.times as soon as it is done, in a folder the submission can write, and the grader believes it (no floor on the CPU track): the next benchmark's solve rewrites it
+// Closed on the CPU track: the supervisor writes the record into its own folder; out/ holds nothing read.
 // Cheat (timing record): computes every call honestly, but when the second benchmark (one_row_1m) starts,
 // the first benchmark's timing record already lies in out/block_1k_4k.times, and the submission runs in the
 // same process and as the same user as the harness: it rewrites the record with 0.5 us per call. Today the

@@ -1,6 +1,6 @@
 // expect: rejected|wrong_answer
 // mode: submit
-// xfail: the audit record out/<name>.audits and the audited outputs out/<name>.a<call>.*.bin are written during the run into a folder the submission can write, and appended to ("a" mode): the submission lists the one call it computed and supplies its output
+// Closed on the CPU track: audits are the supervisor's, in its own folder; the final call is always audited.
 // Cheat (audits): on the block_1k_4k benchmark it computes only the first call (call 0, a warm-up call)
 // and keeps that answer; every other timed call does nothing (0.1 us). When the next benchmark starts it
 // forges the first one's audit: deletes the audited outputs, writes call 0's answer as out/block_1k_4k.a0.1.bin

@@ -1,7 +1,7 @@
 // expect: rejected
 // mode: submit
 // honest_floor_us: block_1k_4k 50
-// xfail: open: the submission runs inside the harness's process, so it can patch the harness; here it rewrites the runner's GOT slot for std::chrono::steady_clock::now (needs process separation, see docs/security.md)
+// Closed on the CPU track: the clock is the supervisor's, in another process; the worker imports no clock to patch.
 // Cheat (patches the timer): finds the harness executable's relocation for std::chrono::steady_clock::now
 // (dl_iterate_phdr, no dlopen/dlsym), points that GOT slot at its own clock, and that clock hides the time
 // spent inside solve (all but 5 us of each call). Computes every answer honestly, so every audit passes;

@@ -1,0 +1,235 @@
+"""The supervised run of the CPU track (grader/run/supervised.py, supervisor.cpp, harness/worker.cpp), driven
+directly with small libraries written here: the inputs it makes are the grader's bit for bit, the final timed
+call is always audited, the worker's seccomp filter refuses what it must, a reply out of turn is a protocol
+violation, a full trusted disk is the judge's error, and a malformed timing record is a verdict, not a crash.
+
+Each test builds its own library and uses its own cache and runs folders (tmp_path); nothing is written into
+the repository. Needs g++; the sandbox's uid switch and the tmpfs test need root (skipped otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.judge import pipeline
+from grader.run import binaries, supervised
+from grader.run import inputs as gen
+from grader.sandbox import local as sandbox
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+
+COPY = r"""
+#include <cstring>
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    std::memcpy(p[1], p[0], sizeof(float) * n[0]);
+}
+"""
+
+# Each probe's result goes to output[i]: 0 if the call was refused with the expected errno, else 1.
+PROBES = r"""
+#include <cerrno>
+#include <csignal>
+#include <sched.h>
+#include <sys/ipc.h>
+#include <sys/ptrace.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static float refused(long result, int expected) { return result < 0 && errno == expected ? 0.0f : 1.0f; }
+extern "C" void kerneljudge_entry(void** p, const int*) {
+    float* out = static_cast<float*>(p[1]);
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    CPU_SET(0, &all);
+    out[0] = refused(ptrace(PTRACE_ATTACH, 1, nullptr, nullptr), EPERM);
+    out[1] = refused(syscall(SYS_fork), EPERM);
+    out[2] = refused(socket(AF_UNIX, SOCK_STREAM, 0), EPERM);
+    out[3] = refused(shmget(0x4b4a0099, 4096, IPC_CREAT | 0600), EPERM);
+    out[4] = refused(syscall(SYS_add_key, "user", "kj-test", "x", 1, -4), EPERM);
+    out[5] = refused(sched_setaffinity(0, sizeof all, &all), EPERM);
+    out[6] = refused(kill(1, 0), EPERM);
+    out[7] = refused(syscall(SYS_clone3, nullptr, 0), ENOSYS);
+    out[8] = refused(syscall(SYS_unshare, 0x40000000), EPERM);
+    out[9] = refused(syscall(SYS_io_uring_setup, 1, nullptr), EPERM);
+}
+"""
+
+# Sends a DONE for the next call ahead of time, so that call would end at once: a protocol violation.
+EARLY_REPLY = r"""
+#include <cstdint>
+#include <cstring>
+#include <sys/socket.h>
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    static uint64_t call = 0;
+    std::memcpy(p[1], p[0], sizeof(float) * n[0]);
+    for (int fd = 3; fd < 64; ++fd) {
+        int type = 0;
+        socklen_t size = sizeof type;
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) == 0 && type == SOCK_SEQPACKET) {
+            struct { uint32_t magic, kind; uint64_t call; } reply{0x4b4a5031, 4, call + 1};
+            send(fd, &reply, sizeof reply, 0);
+        }
+    }
+    ++call;
+}
+"""
+
+
+@pytest.fixture
+def folders(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("KERNELJUDGE_RUNS", str(tmp_path / "runs"))
+    return tmp_path
+
+
+def _library(folder: Path, source: str) -> Path:
+    (folder / "lib.cpp").write_text(source)
+    subprocess.run(
+        ["g++", "-O2", "-shared", "-fPIC", "-o", str(folder / "lib.so"), str(folder / "lib.cpp")], check=True
+    )
+    return folder / "lib.so"
+
+
+def _request(key: int, count: int, mode: str = "check 2") -> str:
+    k0, k1 = gen.key_words(key)
+    low, scale = gen.float32_bits(-1.0), gen.float32_bits(2.0)
+    return (
+        f"case t {mode.split()[0]} {k0:x} {k1:x} {' '.join(mode.split()[1:])}\nints 1 {count}\nbuffers 2\n"
+        f"in {count} {low} {scale}\nout {count}\nend\n"
+    )
+
+
+def _run(folder: Path, source: str, request: str, count: int, wall_s: float = 60.0) -> supervised.Result:
+    library = _library(folder, source)
+    uid = sandbox.sandbox_uid()
+    workdir = sandbox.new_workdir(uid)
+    for path, name in ((binaries.worker(), "worker"), (library, "lib.so")):
+        shutil.copyfile(path, workdir / name)
+        (workdir / name).chmod(0o555)
+    limits = sandbox.Limits(wall_s=wall_s, memory_bytes=4 << 30)
+    try:
+        return supervised.run(
+            request,
+            supervised.region_bytes([[count, count]]),
+            "lib.so",
+            workdir,
+            sandbox_run=sandbox.run,
+            limits=limits,
+            uid=uid,
+            env={},
+        )
+    finally:
+        sandbox.remove_workdir(workdir)
+
+
+def _floats(path: Path) -> np.ndarray:
+    return np.fromfile(path, dtype=np.float32)
+
+
+def test_siphash_matches_the_reference_vector():
+    assert gen.siphash24(bytes(range(16)), bytes(range(15))) == 0xA129CA6149BE45E5
+
+
+def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
+    key, count = secrets.randbits(128), 10007
+    result = _run(folders, COPY, _request(key, count), count)
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        assert (result.trusted / "progress").read_text().splitlines()[-1].startswith("done")
+        for draw in range(2):
+            expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, draw), 0, 0), count, -1.0, 1.0).numpy()
+            got_in, got_out = (_floats(result.trusted / f"t.d{draw}.{j}.bin") for j in (0, 1))
+            assert np.array_equal(got_in.view(np.uint32), expected.view(np.uint32))
+            assert np.array_equal(got_out.view(np.uint32), expected.view(np.uint32))
+        assert not np.array_equal(_floats(result.trusted / "t.d0.0.bin"), _floats(result.trusted / "t.d1.0.bin"))
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_the_final_timed_call_is_always_audited_and_the_record_parses(folders):
+    count = 1 << 16
+    result = _run(folders, COPY, _request(secrets.randbits(128), count, "bench 5 8 300 1"), count)
+    try:
+        parsed = pipeline._read_times(result.trusted / "t.times")
+        assert parsed is not None
+        header, rows = parsed
+        assert header["mode"] == "single" and header["overhead_ms"] > 0
+        audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
+        assert audits == [rows[-1][0] + 1]  # one audit: the quota's last one is the final call's
+        assert (result.trusted / f"t.a{audits[0]}.1.bin").stat().st_size == count * 4
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_the_seccomp_filter_refuses_what_a_kernel_never_needs(folders):
+    count = 16
+    result = _run(folders, PROBES, _request(secrets.randbits(128), count, "check 1"), count)
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        got = _floats(result.trusted / "t.d0.1.bin")[:10]
+        names = [
+            "ptrace",
+            "fork",
+            "socket",
+            "shmget",
+            "add_key",
+            "sched_setaffinity",
+            "kill(1)",
+            "clone3",
+            "unshare",
+            "io_uring_setup",
+        ]
+        assert [n for n, v in zip(names, got) if v != 0.0] == []
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_a_reply_out_of_turn_is_a_protocol_violation(folders):
+    count = 64
+    result = _run(folders, EARLY_REPLY, _request(secrets.randbits(128), count, "check 2"), count)
+    try:
+        assert "out of turn" in (result.trusted / "violation").read_text()
+        assert not (result.trusted / "t.d1.1.bin").exists()
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs")
+def test_a_full_trusted_disk_is_the_judges_error_not_a_verdict(folders, monkeypatch):
+    full = folders / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "kj-full", str(full)], check=True)
+    try:
+        monkeypatch.setattr(supervised, "new_trusted_folder", lambda: full)
+        count = 1 << 16  # 256 KiB per buffer: more than the disk holds
+        with pytest.raises(supervised.JudgeError, match="disk is full"):
+            _run(folders, COPY, _request(secrets.randbits(128), count), count)
+    finally:
+        subprocess.run(["umount", "-l", str(full)], check=False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "mode single batch x overhead_ms 0.1\n0 1.0 0.0\n",
+        "mode single batch 1 overhead_ms nan\n0 1.0 0.0\n",
+        "mode weird batch 1\n0 1.0 0.0\n",
+        "mode single batch 1\n0 1.0\n",
+        "mode single batch 1\n0 0.0 0.0\n",
+        "mode single batch 1\n0 -1.0 0.0\n",
+        "mode single batch 1\n",
+        "\x00\xff garbage",
+    ],
+)
+def test_a_malformed_timing_record_is_refused_not_a_crash(tmp_path, text):
+    (tmp_path / "t.times").write_bytes(text.encode("utf-8", "surrogateescape"))
+    assert pipeline._read_times(tmp_path / "t.times") is None
