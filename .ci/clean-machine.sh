@@ -71,11 +71,12 @@ mounts=(-v "$tmp:/ci:ro")
 # A clean copy of HEAD in /src (no build output, no venv, no wheelhouse of this machine).
 unpack='mkdir /src && tar -x -C /src -f /ci/src.tar && cd /src'
 
-# An image made once and kept while its inputs (KEY) are the same: a container of FROM runs SCRIPT, then is committed
-# with the docker commit options that follow.
+# An image made once and kept while its inputs are the same: a container of FROM runs SCRIPT, then is committed with
+# the docker commit options that follow; its label kj.key is a hash of FROM's id, SCRIPT and those options.
 image() {
-    local tag=$1 from=$2 key=$3 script=$4; shift 4
-    key=$(printf '%s %s' "$(docker image inspect -f '{{.Id}}' "$from")" "$key" | sha256sum | cut -c1-16)
+    local tag=$1 from=$2 script=$3; shift 3
+    local key
+    key=$(printf '%s\n' "$(docker image inspect -f '{{.Id}}' "$from")" "$script" "$@" | sha256sum | cut -c1-16)
     if [ "$(docker image inspect -f '{{index .Config.Labels "kj.key"}}' "$tag" 2> /dev/null)" = "$key" ]; then
         say "$tag is there"
         return
@@ -88,7 +89,7 @@ image() {
 }
 
 # The fresh machine: the base and what README.md says to install, nothing else.
-image "$FRESH" "$BASE" "$packages" "
+image "$FRESH" "$BASE" "
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends $packages > /dev/null
@@ -111,9 +112,9 @@ if [ "$mode" = fresh ]; then
         else .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_problems.py tests/test_cli_results.py; fi"
 else
     # As on the GPU image: python3 is a venv that holds PyTorch, numpy and matplotlib (which the wheelhouse leaves out).
-    image "$GPULIKE" "$FRESH" "$(basename "$torch_wheel")" "
+    image "$GPULIKE" "$FRESH" "
         python3 -m venv /opt/torch/.venv
-        PIP_CONSTRAINT=/ci/constraints.txt /opt/torch/.venv/bin/pip install -q /ci-wheels/$(basename "$torch_wheel") numpy matplotlib" \
+        PIP_CONSTRAINT=/ci/constraints.txt PIP_NO_COMPILE=1 /opt/torch/.venv/bin/pip install -q /ci-wheels/$(basename "$torch_wheel") numpy matplotlib" \
         --change 'ENV PATH=/opt/torch/.venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
     docker volume create "$volume" > /dev/null
     say "make wheelhouse WHEELHOUSE_PY=$pytag on a fresh machine"
