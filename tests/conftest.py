@@ -1,16 +1,24 @@
-"""Shared pytest setup: GPU tests are skipped where no GPU is visible; fixture files state their verdict."""
+"""Shared pytest setup: GPU tests are skipped where no GPU is visible; fixture files state their verdict; a small
+softmax problem for the tests that grade many jobs; a small disk that can be filled or made read-only."""
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import shutil
+import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from grader.build.toolchain import detect
 
 REPO = Path(__file__).resolve().parents[1]
+MINI_PROBLEM = "softmax-mini"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -68,3 +76,71 @@ def fixture_params(folder: Path) -> list:
         marks = [pytest.mark.gpu] if fixture.track == "cuda" else []
         params.append(pytest.param(fixture, id=str(path.relative_to(folder)), marks=marks))
     return params
+
+
+def write_mini_problem(root: Path) -> None:
+    """root/softmax-mini: the real softmax's checks on three small tests and one small CPU benchmark, so a
+    grading takes a fraction of a second (the CPU sources of softmax grade on it unchanged)."""
+    spec = yaml.safe_load((REPO / "problems" / "softmax" / "problem.yaml").read_text())
+    spec["tests"] = [
+        {"name": "tiny_odd", "sizes": {"M": 3, "N": 5}},
+        {"name": "primes", "sizes": {"M": 37, "N": 1013}},
+        {"name": "large_logits", "sizes": {"M": 7, "N": 999}, "inputs": {"input": {"low": -1e4, "high": 1e4}}},
+    ]
+    spec["benchmarks"] = {"cpu": [{"name": "small", "sizes": {"M": 64, "N": 1024}}]}
+    spec["time_limit_s"] = 20
+    folder = root / MINI_PROBLEM
+    folder.mkdir(parents=True)
+    (folder / "problem.yaml").write_text(yaml.safe_dump(spec))
+    for name in ("reference.py", "statement.md"):
+        shutil.copy(REPO / "problems" / "softmax" / name, folder / name)
+
+
+@pytest.fixture
+def mini_problem(tmp_path, monkeypatch) -> Path:
+    """softmax-mini in a problems root of its own, with a private build cache and data folder (returns tmp_path)."""
+    write_mini_problem(tmp_path / "problems")
+    monkeypatch.setenv("KERNELJUDGE_PROBLEMS", str(tmp_path / "problems"))
+    monkeypatch.setenv("KERNELJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("KERNELJUDGE_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("KERNELJUDGE_DB", raising=False)
+    return tmp_path
+
+
+class SmallDisk:
+    """A 2 MiB tmpfs: a real disk that can be filled (ENOSPC) or remounted read-only (EROFS), even for root."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fill(self) -> None:
+        fd = os.open(self.path / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError as error:
+            assert error.errno == errno.ENOSPC, error
+        finally:
+            os.close(fd)
+
+    def empty(self) -> None:
+        (self.path / "filler").unlink(missing_ok=True)
+
+    def read_only(self) -> None:
+        subprocess.run(["mount", "-o", "remount,ro", str(self.path)], check=True)
+
+
+@pytest.fixture
+def small_disk(tmp_path) -> Iterator[SmallDisk]:
+    """A SmallDisk under tmp_path; skips where it cannot be mounted (mounting needs root)."""
+    path = tmp_path / "disk"
+    path.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a small tmpfs needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(path)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield SmallDisk(path)
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)

@@ -1,10 +1,14 @@
-"""Storage and leaderboard: round trip, ranking, concurrent writers on one SQLite file, Alembic upgrades."""
+"""Storage and leaderboard: round trip, ranking, concurrent writers on one SQLite file, Alembic upgrades, and a
+database on a read-only or full disk (read, and a write refused with a message that says why)."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
-import time
+import subprocess
+import sys
+import textwrap
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -20,7 +24,10 @@ from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 from grader.judge.status import Status
 from grader.records import leaderboard, storage
-from grader.records.schema import benchmark_results, metadata, submissions, test_results
+from grader.records.errors import DatabaseFull
+from grader.records.schema import benchmark_results, grading_jobs, metadata, submissions, test_results
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 POSTGRES = os.environ.get("KERNELJUDGE_TEST_POSTGRES")  # e.g. postgresql+psycopg://postgres@127.0.0.1/postgres
 
@@ -120,9 +127,9 @@ def test_leaderboard_best_per_user_with_marked_rows(db):
     assert leaderboard.boards("matmul", db_url=db) == []
 
 
-def _write_many(db: str, worker: int, count: int, start_at: float) -> None:
-    """One writer process: waits for the common start, then saves `count` verdicts one transaction each."""
-    time.sleep(max(0.0, start_at - time.time()))
+def _write_many(db: str, worker: int, count: int, start) -> None:
+    """One writer process: waits at the barrier for the others, then saves `count` verdicts one transaction each."""
+    start.wait(timeout=120)
     for i in range(count):
         storage.save_verdict(verdict(f"user{worker}", [100.0 + i, 200.0 + worker]), SOURCE, db)
 
@@ -132,8 +139,8 @@ def test_concurrent_writer_processes_lose_nothing(db):
     create the schema too."""
     workers, each = 6, 15
     context = multiprocessing.get_context("spawn")
-    start_at = time.time() + 3.0  # the spawned interpreters import the grader meanwhile
-    processes = [context.Process(target=_write_many, args=(db, w, each, start_at)) for w in range(workers)]
+    start = context.Barrier(workers)  # passed once the spawned interpreters have all imported the grader
+    processes = [context.Process(target=_write_many, args=(db, w, each, start)) for w in range(workers)]
     for p in processes:
         p.start()
     for p in processes:
@@ -203,3 +210,127 @@ def test_upgrade_from_the_initial_revision_keeps_data(db):
     assert stored.created_at == row["created_at"]
     with create_engine(db).connect() as connection:
         assert MigrationContext.configure(connection).get_current_revision() == _head()
+
+
+def test_a_grading_jobs_table_made_before_the_migrations_is_kept(db):
+    """Workers of earlier versions made grading_jobs themselves (create_all): revision 0002 keeps it, rows and all."""
+    with create_engine(db).begin() as connection:
+        command.upgrade(storage.alembic_config(connection), "0001")
+        grading_jobs.create(connection)  # what the workers' create_all made
+        connection.execute(
+            grading_jobs.insert().values(
+                job_id="oldjob",
+                queue="cpu",
+                problem="softmax",
+                track="cpu",
+                mode="test",
+                user="ann",
+                filename="k.cpp",
+                state="done",
+                attempts=1,
+                worker="w@h",
+            )
+        )
+    storage.engine(db)
+    with create_engine(db).connect() as connection:
+        assert MigrationContext.configure(connection).get_current_revision() == _head() == "0002"
+        assert compare_metadata(MigrationContext.configure(connection), metadata) == []
+        assert (
+            connection.execute(select(grading_jobs.c.user).where(grading_jobs.c.job_id == "oldjob")).scalar() == "ann"
+        )
+
+
+def test_a_nul_character_in_a_message_is_stored(db):
+    """PostgreSQL refuses NUL in text: a program that prints one must not make its verdict unstorable."""
+    original = verdict("alice", [120.0, 250.0])
+    original.message = "runtime error: the program printed \x00 and died"
+    original.tests[0].message = "output: a\x00b"
+    key = storage.save_verdict(original, SOURCE, db)
+    stored = storage.load_submission(key, db)
+    assert stored.verdict.message == "runtime error: the program printed \ufffd and died"
+    assert stored.verdict.tests[0].message == "output: a\ufffdb"
+
+
+READ_AND_WRITE = textwrap.dedent(
+    """
+    import json, sys
+    from verdicts import SOURCE, verdict
+    from grader.records import storage
+    from grader.records.errors import StorageError
+    url = sys.argv[1]
+    users = [s.user for s in storage.list_submissions(db_url=url)]
+    try:
+        storage.save_verdict(verdict("mallory", [1.0, 2.0]), SOURCE * 2000, url)
+        refused = None
+    except StorageError as error:
+        refused = [type(error).__name__, str(error)]
+    print(json.dumps({"users": users, "refused": refused}))
+    """
+)
+
+
+def _in_a_new_process(url: str) -> dict:
+    """Read and then try to write, in a process that has not opened the database before (as a new command would)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([REPO, os.path.join(REPO, "tests")])}
+    result = subprocess.run(
+        [sys.executable, "-c", READ_AND_WRITE, url], capture_output=True, text=True, timeout=120, env=env, cwd=REPO
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def read_only_folder(tmp_path, request):
+    """(folder, make it read-only): a tmpfs remounted read-only as root (root writes through file modes), a
+    folder of mode 0555 for anyone else."""
+    if os.geteuid() == 0:
+        disk = request.getfixturevalue("small_disk")
+        return disk.path, disk.read_only
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    request.addfinalizer(lambda: folder.chmod(0o755))
+    return folder, lambda: folder.chmod(0o555)
+
+
+def test_a_database_in_a_read_only_folder_is_read_and_a_write_says_why(read_only_folder):
+    folder, make_read_only = read_only_folder
+    url = f"sqlite:///{folder / 'kj.db'}"
+    storage.save_verdict(verdict("alice", [100.0, 200.0]), SOURCE, url)
+    storage.engine(url).dispose()  # as when the command that wrote it exits
+    make_read_only()
+
+    seen = _in_a_new_process(url)
+    assert seen["users"] == ["alice"]
+    kind, message = seen["refused"]
+    assert kind == "ReadOnlyDatabase"
+    assert message.startswith(f"the database {folder / 'kj.db'} cannot be written: its folder {folder} is read-only")
+    assert "listing and showing work, storing does not" in message
+
+    history = subprocess.run(
+        [sys.executable, "-c", "from grader.cli.main import app; app()", "history", "--db", url, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert history.returncode == 0 and "Traceback" not in history.stderr, history.stderr
+    assert [row["user"] for row in json.loads(history.stdout)] == ["alice"]
+
+
+def test_a_full_disk_says_so_keeps_what_is_stored_and_reads_still_work(small_disk):
+    url = f"sqlite:///{small_disk.path / 'kj.db'}"
+    storage.save_verdict(verdict("alice", [100.0, 200.0]), SOURCE, url)
+    small_disk.fill()
+
+    with pytest.raises(DatabaseFull) as refused:
+        storage.save_verdict(verdict("bob", [100.0, 200.0]), SOURCE * 2000, url)  # more than is left
+    message = str(refused.value)
+    assert message.startswith(f"the disk holding the database folder {small_disk.path} is full (")
+    assert "nothing was written, and everything stored before is intact" in message
+    seen = _in_a_new_process(url)  # a new command on the full disk: reads, and says the disk is full
+    assert seen["users"] == ["alice"]
+    assert seen["refused"][0] == "DatabaseFull" and "is full" in seen["refused"][1]
+
+    small_disk.empty()
+    storage.save_verdict(verdict("bob", [100.0, 200.0]), SOURCE, url)
+    assert sorted(s.user for s in storage.list_submissions(db_url=url)) == ["alice", "bob"]

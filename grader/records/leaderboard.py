@@ -73,13 +73,14 @@ def _board(problem: str, device: str, rows: list[storage.Summary], db_url: str |
     for s in sorted(rows, key=lambda s: (s.score_us, s.created_at)):
         kind = kind_of(s.user)
         rank += kind == "user"
+        score = s.score_us or 0.0  # never 0: boards() keeps scored rows only
         entries.append(
             Entry(
                 rank=rank if kind == "user" else None,
                 user=s.user,
                 kind=kind,
-                score_us=s.score_us,
-                speedup=baseline / s.score_us if baseline else None,
+                score_us=score,
+                speedup=baseline / score if baseline else None,
                 submission_id=s.submission_id,
                 track=s.track,
                 created_at=s.created_at,

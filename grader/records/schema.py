@@ -1,6 +1,6 @@
-"""The database tables that keep every graded submission (SQLAlchemy Core).
+"""The database tables that keep every graded submission, and the grading jobs of the workers (SQLAlchemy Core).
 
-Alembic revisions in grader/migrations/versions/ create and change these tables; a change here needs a new
+Alembic revisions in grader/records/migrations/versions/ create and change these tables; a change here needs a new
 revision (`tests/test_storage.py` checks that the migrated schema matches these definitions).
 """
 
@@ -65,4 +65,27 @@ benchmark_results = Table(
     Column("floor_us", Float, nullable=False),
     Column("overhead_us", Float, nullable=False),
     Column("telemetry", JSON, nullable=False),
+)
+
+grading_jobs = Table(  # one row per job sent to the Celery workers (grader/scale/job_table.py)
+    "grading_jobs",
+    metadata,
+    Column("job_id", String(64), primary_key=True),  # = the verdict's submission_id
+    Column("queue", String(64), nullable=False),
+    Column("problem", String(100), nullable=False),
+    Column("track", String(16), nullable=False),
+    Column("mode", String(16), nullable=False),
+    Column("user", String(200), nullable=False),
+    Column("filename", String(300), nullable=False),
+    Column("state", String(16), nullable=False),  # queued, running, done, failed
+    Column("attempts", Integer, nullable=False),  # how many times a worker started it
+    Column("worker", String(200), nullable=False),  # the last worker that started or finished it
+    Column("status", String(32)),  # the verdict's status, once done
+    Column("submission", Integer),  # the submissions row, once done
+    Column("error", Text),  # why it failed (a grader failure, not a verdict)
+    Column("payload", Text),  # the job as JSON, to send it again if lost
+    Column("enqueued_at", DateTime(timezone=True)),
+    Column("started_at", DateTime(timezone=True)),
+    Column("finished_at", DateTime(timezone=True)),
+    Index("ix_grading_jobs_queue_state", "queue", "state"),
 )

@@ -7,13 +7,14 @@ schema to the newest Alembic revision, so an upgrade of the grader keeps every s
 
 Every write is one transaction. On SQLite, several `grader submit` processes may write at once: the database
 runs in WAL mode, a transaction takes the write lock when it begins (BEGIN IMMEDIATE) and waits for it up to
-a busy timeout, and a write that still finds the database locked is retried.
+a busy timeout, and a write that still finds the database locked is retried. A SQLite file on a read-only or
+full disk is opened read-only (records/sqlite.py): reads work, a write raises a StorageError saying why
+(records/errors.py). Text columns never hold NUL (PostgreSQL refuses it): one in a message becomes U+FFFD.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import random
 import time
 import uuid
@@ -21,24 +22,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, event, select
-from sqlalchemy.engine import make_url
+from sqlalchemy import Connection, Engine, create_engine, select
 from sqlalchemy.exc import OperationalError
 
 from grader import settings
 from grader.judge.status import Status
 from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
+from grader.records import sqlite
+from grader.records.errors import StorageError
 from grader.records.schema import benchmark_results, submissions, test_results
 
-BUSY_TIMEOUT_MS = 30_000
 WRITE_ATTEMPTS = 8
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 BASELINE_USER = "pytorch"  # the user of the PyTorch baseline rows
 T = TypeVar("T")
+_read_only: set[str] = set()  # the URLs whose engine was opened read-only
 
 
 def data_dir() -> Path:
@@ -92,35 +94,35 @@ def engine(db_url: str | None = None) -> Engine:
 
 @functools.cache
 def _engine(resolved: str) -> Engine:
-    """Made and migrated once per URL and process."""
-    url = make_url(resolved)
-    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
-        _private_file(Path(url.database))
-    made = create_engine(url)
-    if made.dialect.name == "sqlite":
-        event.listen(made, "connect", _sqlite_connect)
-        event.listen(made, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
-    _transact(made, _upgrade)
+    """Made and migrated once per URL and process; a SQLite file that cannot be written is opened read-only."""
+    path = sqlite.file_of(resolved)
+    if path is not None and sqlite.folder_problem(path):
+        _read_only.add(resolved)
+        return sqlite.read_only_engine(path)
+    try:
+        made = sqlite.writable_engine(path) if path is not None else create_engine(resolved)
+        _run(made, _upgrade, path)
+    except (StorageError, OSError) as error:
+        if path is None or not sqlite.folder_problem(path):  # not the folder: a real failure
+            raise sqlite.translate(error, path) or error
+        _read_only.add(resolved)
+        return sqlite.read_only_engine(path)
     return made
 
 
-def _private_file(path: Path) -> None:
-    """The SQLite file readable by its owner alone (SQLite gives its -wal and -shm files the same mode): the
-    sandboxed harness runs as another uid and must not read other people's sources."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    if path.stat().st_uid == os.geteuid():
-        path.chmod(0o600)
+def check_writable(db_url: str | None = None) -> None:
+    """Raise the StorageError a write would meet when the database was opened read-only (before long work)."""
+    resolved = resolve_url(db_url)
+    _engine(resolved)
+    path = sqlite.file_of(resolved)
+    if resolved in _read_only and path is not None:
+        raise sqlite.unwritable(path)
 
 
-def _sqlite_connect(dbapi_connection, _record) -> None:
-    dbapi_connection.isolation_level = None  # SQLAlchemy's "begin" event issues BEGIN IMMEDIATE instead
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA journal_mode = WAL")
-    cursor.execute("PRAGMA synchronous = NORMAL")
-    cursor.execute("PRAGMA foreign_keys = ON")
-    cursor.close()
+def transact(work: Callable[[Connection], T], db_url: str | None = None) -> T:
+    """Run `work` in one transaction on the database in force (retried while locked; failures translated)."""
+    resolved = resolve_url(db_url)
+    return _run(_engine(resolved), work, sqlite.file_of(resolved))
 
 
 def _upgrade(connection: Connection) -> None:
@@ -129,17 +131,22 @@ def _upgrade(connection: Connection) -> None:
     command.upgrade(alembic_config(connection), "head")
 
 
-def _transact(made: Engine, work: Callable[[Connection], T]) -> T:
-    """Run `work` in one transaction, retrying it from the start while the database is locked."""
+def _run(made: Engine, work: Callable[[Connection], T], path: Path | None) -> T:
+    """Run `work` in one transaction, retrying it from the start while the database is locked; a full disk or a
+    read-only file becomes the StorageError that says so."""
     for attempt in range(WRITE_ATTEMPTS):
         try:
             with made.begin() as connection:
                 return work(connection)
         except OperationalError as error:
             text = str(error.orig).lower()
-            if attempt == WRITE_ATTEMPTS - 1 or not ("locked" in text or "busy" in text):
-                raise
-            time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
+            if attempt < WRITE_ATTEMPTS - 1 and ("locked" in text or "busy" in text):
+                time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
+                continue
+            translated = sqlite.translate(error, path)
+            if translated is not None:
+                raise translated from error
+            raise
     raise AssertionError("unreachable")
 
 
@@ -147,12 +154,12 @@ def save_verdict(verdict: Verdict, source: str, db_url: str | None = None) -> in
     """Store a verdict with its source, tests and benchmarks in one transaction; returns the row id."""
     row = {
         "submission_id": verdict.submission_id,
-        "user": verdict.user,
+        "user": _text(verdict.user),
         "problem": verdict.problem,
         "track": verdict.track,
         "mode": verdict.mode,
         "status": verdict.status,
-        "message": verdict.message,
+        "message": _text(verdict.message),
         "score_us": verdict.score_us,
         "source": source,
         "source_sha256": verdict.source_sha256,
@@ -166,16 +173,15 @@ def save_verdict(verdict: Verdict, source: str, db_url: str | None = None) -> in
     }
 
     def write(connection: Connection) -> int:
-        key = connection.execute(submissions.insert().values(**row)).inserted_primary_key[0]
+        inserted = connection.execute(submissions.insert().values(**row)).inserted_primary_key
+        key = int(inserted[0]) if inserted else -1  # every insert into a table with a primary key returns it
         for table, results in ((test_results, verdict.tests), (benchmark_results, verdict.benchmarks)):
             if results:
-                connection.execute(
-                    table.insert(),
-                    [{"submission": key, "position": i, **vars(result)} for i, result in enumerate(results)],
-                )
+                rows = [_columns(table, {"submission": key, "position": i, **vars(r)}) for i, r in enumerate(results)]
+                connection.execute(table.insert(), rows)
         return key
 
-    return _transact(engine(db_url), write)
+    return transact(write, db_url)
 
 
 def save_baseline(
@@ -228,16 +234,11 @@ def list_submissions(
     """Stored submissions matching every filter given, newest first."""
     columns = [submissions.c[f.name] for f in fields(Summary)]
     query = select(*columns).order_by(submissions.c.created_at.desc(), submissions.c.id.desc()).limit(limit)
-    for column, wanted in (
-        ("user", user),
-        ("problem", problem),
-        ("status", status),
-        ("mode", mode),
-        ("device_name", device),
-    ):
+    filters = {"user": user, "problem": problem, "status": status, "mode": mode, "device_name": device}
+    for column, wanted in filters.items():
         if wanted is not None:
             query = query.where(submissions.c[column] == wanted)
-    rows = _transact(engine(db_url), lambda connection: connection.execute(query).all())
+    rows = transact(lambda connection: connection.execute(query).all(), db_url)
     return [Summary(**{**row._mapping, "created_at": _utc(row.created_at)}) for row in rows]
 
 
@@ -258,7 +259,7 @@ def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
         ]
         return row, results
 
-    found = _transact(engine(db_url), read)
+    found = transact(read, db_url)
     if found is None:
         return None
     row, (tests, benches) = found
@@ -282,7 +283,16 @@ def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
     return Stored(id=row.id, created_at=_utc(row.created_at), source=row.source, verdict=verdict)
 
 
-def _result(kind: type[T], row) -> T:
+def _text(value: str) -> str:
+    return value.replace("\x00", "\ufffd")
+
+
+def _columns(table, values: dict) -> dict:
+    """The values that have a column (a result field added later and not stored loads as its default)."""
+    return {k: _text(v) if isinstance(v, str) else v for k, v in values.items() if k in table.c}
+
+
+def _result(kind: Any, row) -> Any:
     return kind(**{f.name: row._mapping[f.name] for f in fields(kind) if f.name in row._mapping})  # others: defaults
 
 

@@ -1,6 +1,6 @@
 """Alembic environment: runs on the connection grader.records.storage hands over in `config.attributes`.
 
-A new revision, after changing grader/schema.py (autogenerate compares a database at the current head with it;
+A new revision, after changing grader/records/schema.py (autogenerate compares a database at the current head with it;
 read and edit what it writes into versions/):
 
     from alembic import command
