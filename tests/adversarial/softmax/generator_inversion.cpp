@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: second input draw
+// message: out of tolerance
 // time_limit: 240
 // Cheat (generator inversion): the input generator is public (grader/run/inputs.py): element i is
 // low + scale * (fmix32(fmix32(i ^ s_lo) + s_hi) >> 8) / 2^24 for a 64-bit tensor seed (s_lo, s_hi). From the
@@ -9,7 +9,8 @@
 // (splitmix64(case_seed ^ call * golden)), and answers the second draw from those predicted inputs without
 // reading `input`. That works while per-call seeds come from a counter; with the supervisor's keyed PRF
 // (SipHash-2-4 of the call index under a secret 128-bit key) the recovered seed says nothing about the next
-// call, and the prediction is wrong. Every other test is computed honestly.
+// call, and the prediction is wrong. Every other test is computed honestly. "out of tolerance" (not "never
+// written") shows the search did find a seed: a failed search leaves the second draw unwritten.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
