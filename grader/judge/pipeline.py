@@ -8,6 +8,10 @@ On the CPU track with the local sandbox the run is supervised (grader/run/superv
 holds the keys, times every call and writes every record into a folder the sandbox cannot reach, and that
 folder is all this module reads. The CUDA track and the container keep the in-process harness
 (harness/runner.cpp) until the supervisor covers them (docs/security.md says what that leaves open).
+
+Longer than 300 lines because it is the one place where a verdict is decided, read top to bottom: the run, the
+tests, the benchmarks and their audits, in the order they are judged. The run's machinery lives elsewhere
+(grader/run/supervised.py, grader/sandbox/); what is left here is the judgement and its messages.
 """
 
 from __future__ import annotations
