@@ -8,12 +8,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import typer
+
 from grader.cli.output import usage_error
 
 if TYPE_CHECKING:
     from grader.problems.spec import Problem
 
 TRACK_HELP = "cuda or cpu (default: from the file's extension)"
+
+
+def _complete_problem(incomplete: str) -> list[str]:
+    """The problem names that start with what was typed (shell completion)."""
+    from grader.problems.spec import list_slugs
+
+    return [slug for slug in list_slugs() if slug.startswith(incomplete)]
+
+
+PROBLEM = typer.Argument(..., help="The problem (see: grader list).", autocompletion=_complete_problem)
 
 
 def problem(slug: str) -> Problem:

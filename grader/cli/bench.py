@@ -24,7 +24,7 @@ def _specs(problems: list[str] | None):
 
 
 def bench(
-    problem: str = typer.Argument(..., help="The problem (see: grader list)."),
+    problem: str = args.PROBLEM,
     file: Path = typer.Argument(..., help="The solution file."),
     repeat: int = typer.Option(5, "--repeat", metavar="N", help="How many gradings."),
     track: str | None = TRACK,

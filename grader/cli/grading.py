@@ -136,7 +136,7 @@ def store(verdict, source: str, db: str | None) -> None:
 
 
 def test(
-    problem: str = typer.Argument(..., help="The problem (see: grader list)."),
+    problem: str = args.PROBLEM,
     file: Path | None = FILE,
     track: str | None = TRACK,
     as_json: bool = JSON,
@@ -148,7 +148,7 @@ def test(
 
 
 def submit(
-    problem: str = typer.Argument(..., help="The problem (see: grader list)."),
+    problem: str = args.PROBLEM,
     file: Path | None = FILE,
     track: str | None = TRACK,
     user: str = typer.Option("anonymous", metavar="NAME", help="Who submits."),
@@ -163,21 +163,13 @@ def submit(
 ):
     """Check correctness, then time the benchmarks."""
     if remote:
-        from grader.cli import scale  # says so when the distributed extra is missing
+        from grader.cli.scale import submit_remote  # says so when the distributed extra is missing
 
         spec = args.problem(problem)
         path = _source(spec, file, reference, track)
+        user = recorded_user(spec, path, user, reference)
         raise typer.Exit(
-            scale.submit_remote(
-                problem,
-                path,
-                track=track,
-                mode="submit",
-                user=recorded_user(spec, path, user, reference),
-                queue=queue,
-                as_json=as_json,
-                db_url=db,
-            )
+            submit_remote(problem, path, track=track, mode="submit", user=user, queue=queue, as_json=as_json, db_url=db)
         )
     grade(problem, file, track, "submit", user, as_json, db, sandbox_kind, reference)
 

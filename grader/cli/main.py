@@ -52,7 +52,7 @@ def list_problems(as_json: bool = typer.Option(False, "--json", help="Print a JS
 
 
 @app.command()
-def show(problem: str = typer.Argument(..., help="The problem (see: grader list).")):
+def show(problem: str = args.PROBLEM):
     """The problem statement, signature, time limit, tests and benchmarks."""
     from rich.markdown import Markdown
 
@@ -78,7 +78,7 @@ def show(problem: str = typer.Argument(..., help="The problem (see: grader list)
 
 @app.command()
 def init(
-    problem: str = typer.Argument(..., help="The problem (see: grader list)."),
+    problem: str = args.PROBLEM,
     track: str | None = typer.Option(
         None, "--track", metavar="[cuda|cpu]", help="cuda or cpu (default: what this machine runs)"
     ),

@@ -17,7 +17,7 @@ import typer
 from rich.syntax import Syntax
 from rich.text import Text
 
-from grader.cli import output, timing
+from grader.cli import args, output, timing
 from grader.cli.output import Column, fitted_table
 
 DB = typer.Option(
@@ -47,7 +47,7 @@ def _database() -> Iterator[None]:
 
 
 def leaderboard_command(
-    problem: str = typer.Argument(..., help="The problem (see: grader list)."),
+    problem: str = args.PROBLEM,
     device: str | None = typer.Option(None, metavar="NAME", help="Only this device name."),
     as_json: bool = JSON,
     db: str | None = DB,
