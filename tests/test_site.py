@@ -196,3 +196,19 @@ def _check_math(browser, page: str) -> None:
     ), page
     text = browser.evaluate("document.getElementById('statement').innerText")
     assert "$$" not in text and "\\frac" not in text, page
+
+
+def test_each_table_shows_its_times_in_one_unit(tmp_path):
+    db = f"sqlite:///{tmp_path / 'units.db'}"
+    mixed = verdict("alice", [128.57, 134866.0])  # µs beside ms before: "128.57 µs" over "134.866 ms"
+    storage.save_verdict(mixed, SOURCE, db)
+    storage.save_verdict(verdict("bob", [90.0, 180.0]), SOURCE, db)
+    render_site(tmp_path / "out", db)
+    page = (tmp_path / "out" / "submissions" / f"{mixed.submission_id}.html").read_text()
+    table = page[page.index('id="benchmarks"') : page.index("<figure>", page.index('id="benchmarks"'))]
+    assert "0.129 ms" in table and "134.866 ms" in table and "µs" not in table
+    assert f"score {mixed.score_us / 1e3:,.3f} ms" in page and " us" not in page
+    board = (tmp_path / "out" / "problems" / "softmax.html").read_text()
+    board = board[board.index('class="board"') : board.index("</table>", board.index('class="board"'))]
+    units = re.findall(r"\d (µs|ms|s)<", board)
+    assert len(units) == 2 and len(set(units)) == 1

@@ -1,0 +1,74 @@
+"""`grader test` on real CPU-track files (issue 14): the compiler's first error survives a long log and is printed
+as the compiler wrote it; what `solve` printed is shown with a wrong answer, in the terminal and in --json.
+
+Each test compiles with g++ and, for the last, runs the harness in the local sandbox (no GPU needed).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from grader.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def private_folders(tmp_path, monkeypatch):
+    for name in ("DATA", "CACHE", "RUNS"):
+        (tmp_path / name).mkdir()
+        monkeypatch.setenv(f"KERNELJUDGE_{name}", str(tmp_path / name))
+
+
+def _grade(tmp_path, source: str, *extra: str):
+    path = tmp_path / "solve.cpp"
+    path.write_text(source)
+    return runner.invoke(app, ["test", "softmax", str(path), *extra], env={"COLUMNS": "80"})
+
+
+def test_the_first_compiler_error_survives_a_long_log(tmp_path):
+    undeclared = "\n".join(f"    undeclared_{i:03d} = {i};" for i in range(400))  # far more than 16 KiB of errors
+    source = (
+        f"void solve(const float* input, float* output, int M, int N) {{\n    first_mistake = 0;\n{undeclared}\n}}\n"
+    )
+    result = _grade(tmp_path, source, "--json")
+    assert result.exit_code == 1, result.output
+    message = json.loads(result.stdout)["message"]
+    assert "‘first_mistake’ was not declared" in message and "undeclared_399" in message
+    assert "bytes of compiler output left out" in message and len(message) < 20_000
+
+
+def test_compiler_diagnostics_reach_the_terminal_whole(tmp_path):
+    source = (
+        "void solve(const float* input, float* output, int M, int N) {\n"
+        "    for (int i = 0; i < M * N; i++) output[i] = input[i] * the_scale_that_nobody_declared_anywhere[i];\n"
+        "}\n"
+    )
+    result = _grade(tmp_path, source)
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    code = next(line for line in lines if "output[i] = input[i]" in line)  # `[i]` kept, the line not re-wrapped
+    caret = next(line for line in lines if "^~~~~" in line)
+    assert caret.index("^") == code.index("the_scale_that_nobody_declared_anywhere")
+
+
+def test_what_solve_printed_is_shown_with_a_wrong_answer(tmp_path):
+    source = (
+        "#include <cstdio>\n"
+        "void solve(const float* input, float* output, int M, int N) {\n"
+        '    printf("debug: M=%d N=%d\\n", M, N);\n'
+        '    fprintf(stderr, "debug on stderr: row[0]\\n");\n'
+        "    for (int i = 0; i < M * N; i++) output[i] = 0.5f;\n"
+        "}\n"
+    )
+    result = _grade(tmp_path, source)
+    assert result.exit_code == 1, result.output
+    assert "wrong answer" in result.output and "program output" in result.output
+    assert "debug: M=1 N=1" in result.output and "debug on stderr: row[0]" in result.output
+
+    verdict = json.loads(_grade(tmp_path, source, "--json").stdout)
+    assert verdict["status"] == "wrong_answer"
+    assert "debug: M=1 N=1" in verdict["output_tail"] and "debug on stderr: row[0]" in verdict["output_tail"]

@@ -1,0 +1,159 @@
+"""The `grader` command line as a user meets it (issues 13 and 14): usage errors that say what is wrong (also as
+JSON under --json), no CUDA run where there is no GPU, reference solutions recorded as such, readable help,
+--version, and a start-up that imports nothing heavy.
+
+Everything runs against temporary data, cache and run folders; nothing here needs a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+from verdicts import verdict
+
+from grader.build import toolchain
+from grader.cli.main import app
+from grader.problems import solutions
+from grader.problems.spec import REPO_ROOT, list_slugs
+from grader.records import storage
+
+runner = CliRunner()
+KNOWN = ", ".join(list_slugs())
+
+
+@pytest.fixture(autouse=True)
+def private_folders(tmp_path, monkeypatch):
+    for name in ("DATA", "CACHE", "RUNS"):
+        (tmp_path / name).mkdir()
+        monkeypatch.setenv(f"KERNELJUDGE_{name}", str(tmp_path / name))
+    monkeypatch.setenv("COLUMNS", "80")
+
+
+@pytest.fixture
+def source(tmp_path):
+    def write(name: str, text: str = "void solve(const float*, float*, int, int) {}\n"):
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return write
+
+
+@pytest.mark.parametrize("arguments", [["nosuch"], ["nosuch", "solve.cpp"]])
+def test_an_unknown_problem_is_named_with_the_known_ones(arguments, source):
+    source("solve.cpp")
+    result = runner.invoke(app, ["submit", *arguments])
+    assert result.exit_code == 2, result.output
+    assert f"unknown problem 'nosuch'; the known problems are: {KNOWN}" in " ".join(result.output.split())
+    assert "Missing argument" not in result.output and "Traceback" not in result.output
+
+
+def test_make_grade_finds_no_reference_of_an_unknown_problem_and_says_so():
+    # `make grade PROBLEM=nosuch` asks this first, then runs `grader submit nosuch` (the test above)
+    found = subprocess.run(
+        [sys.executable, "-m", "grader.problems.solutions", "nosuch"], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert found.returncode != 0 and found.stdout == ""
+    assert f"unknown problem 'nosuch'; the known problems are: {KNOWN}" in found.stderr
+    assert "Traceback" not in found.stderr
+
+
+def test_a_missing_file_says_how_to_get_one():
+    result = runner.invoke(app, ["submit", "softmax"])
+    assert result.exit_code == 2
+    assert "missing FILE" in result.output and "grader init softmax" in " ".join(result.output.split())
+
+
+def test_a_cuda_file_without_a_gpu_is_a_usage_error(source, monkeypatch):
+    no_gpu = toolchain.Toolchain("/usr/local/cuda/bin/nvcc", "13.0", "/usr/bin/g++", "13", None, "some CPU")
+    monkeypatch.setattr(toolchain, "detect", lambda: no_gpu)
+    for mode in ("test", "submit"):
+        result = runner.invoke(app, [mode, "softmax", str(source("solve.cu")), "--db", "sqlite:///:memory:"])
+        assert result.exit_code == 2, result.output
+        said = " ".join(result.output.split())
+        assert "no GPU" in said and ".cpp" in said and "--track cpu" in said and "one_element" not in said
+    assert storage.list_submissions() == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["submit", "--json"],  # found by the parser: a missing argument
+        ["submit", "nosuch", "solve.cpp", "--json"],  # found by the command
+        ["test", "softmax", "missing.cpp", "--json"],
+        ["show-submission", "zzzz", "--json"],
+        ["leaderboard", "nosuch", "--json"],
+    ],
+)
+def test_usage_errors_under_json_are_json_on_stdout(arguments, source):
+    source("solve.cpp")
+    result = runner.invoke(app, arguments)
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)
+    assert error["status"] == "usage_error" and error["message"]
+
+
+def test_a_reference_solution_is_recorded_as_one(monkeypatch, tmp_path):
+    from grader.judge import pipeline
+
+    def fake_grade(spec, source, filename, *, track, mode, user, **_):
+        graded = verdict(user, [100.0, 200.0], problem=spec.slug)
+        graded.track = track
+        return graded
+
+    monkeypatch.setattr(pipeline, "grade", fake_grade)
+    db = f"sqlite:///{tmp_path / 'results.db'}"
+    best = solutions.best("softmax", "cpu")
+    copied = tmp_path / best.name
+    copied.write_bytes(best.read_bytes())
+    for arguments in (["--reference"], [str(best)], [str(copied)]):
+        result = runner.invoke(app, ["submit", "softmax", *arguments, "--track", "cpu", "--user", "me", "--db", db])
+        assert result.exit_code == 0, result.output
+    users = [s.user for s in storage.list_submissions(db_url=db)]
+    assert users == ["me", f"ref:{best.name}", f"ref:{best.name}"]  # newest first: a copy elsewhere is the user's
+
+
+def test_help_reads_like_a_man_page():
+    result = runner.invoke(app, ["submit", "--help"], prog_name="grader")
+    assert result.exit_code == 0
+    assert "grader submit [OPTIONS] PROBLEM [FILE]" in result.output
+    assert "<bool>" not in result.output and "<str>" not in result.output and "{" not in result.output
+    assert "--user" in result.output and "NAME" in result.output and "--track" in result.output
+    top = runner.invoke(app, ["--help"])
+    assert "--install-completion" in top.output and "--version" in top.output
+
+
+def test_version():
+    import grader
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"kerneljudge {grader.__version__}"
+
+
+def test_the_cli_modules_import_nothing_heavy():
+    """What every command pays before it runs: no PyTorch, numpy, SQLAlchemy, matplotlib or pipeline."""
+    modules = ["grader.cli.app", "grader.cli.grading", "grader.cli.bench", "grader.cli.results", "grader.cli.output"]
+    heavy = ["torch", "numpy", "sqlalchemy", "alembic", "matplotlib", "grader.judge.pipeline", "grader.sandbox.local"]
+    code = f"import sys, {', '.join(modules)}; print([m for m in {heavy!r} if m in sys.modules])"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
+
+
+def test_shell_completion_knows_the_problems(monkeypatch):
+    monkeypatch.setenv("_GRADER_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", "grader submit so")
+    monkeypatch.setenv("COMP_CWORD", "2")
+    result = runner.invoke(app, [], prog_name="grader")
+    assert result.output.split() == [slug for slug in list_slugs() if slug.startswith("so")]
+
+
+def test_show_states_the_time_limit():
+    from grader.problems.spec import load_problem
+
+    result = runner.invoke(app, ["show", "softmax"])
+    assert result.exit_code == 0, result.output
+    assert f"Time limit: {load_problem('softmax').time_limit_s:g} s for the tests" in result.output
