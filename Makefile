@@ -62,7 +62,8 @@ selftest: setup ## every reference rung accepted, every null answer rejected
 # read from pyproject.toml so that nothing added there is forgotten here. Left out (WHEELHOUSE_OMIT): PyTorch (with
 # its CUDA libraries, several GB) and numpy and matplotlib (39 MB with what they need, beside the 48 MB of the rest
 # for Python 3.12): the GPU node's Python has all three, and the wheelhouse travels with the repo within 64 MiB.
-# A Python without them installs them from elsewhere first. Markers are read for the Python that runs pip, so run it on one no newer than WHEELHOUSE_PY.
+# A Python without them installs them from elsewhere first. pip reads the dependencies' markers for the Python that
+# runs it, so run this on one no newer than WHEELHOUSE_PY.
 WHEELHOUSE_OMIT ?= torch numpy matplotlib
 WHEELHOUSE_PLATFORMS ?= manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_24_x86_64 \
   manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_12_x86_64 manylinux2010_x86_64 manylinux_2_5_x86_64 manylinux1_x86_64
