@@ -84,7 +84,7 @@ def submission_flags(track: str, tools: Toolchain, in_container: bool = False) -
             tools.nvcc,
             "-O3",
             "-std=c++17",
-            f"-arch={tools.cuda_arch}",
+            *tools.arch_flags,
             "-shared",
             "-Xcompiler",
             "-fPIC",

@@ -26,7 +26,7 @@ def runner_flags(track: str, tools: Toolchain, in_container: bool = False) -> li
     """The harness's compile command for `track` (sources and -o added by the caller); `in_container`: the
     image's compilers, by name."""
     if track == "cuda":
-        flags = [tools.nvcc or "nvcc", "-O2", "-std=c++17", f"-arch={tools.cuda_arch}", "-x", "cu", "-DKJ_CUDA"]
+        flags = [tools.nvcc or "nvcc", "-O2", "-std=c++17", *tools.arch_flags, "-x", "cu", "-DKJ_CUDA"]
         flags += ["-cudart", "shared", "-Xcompiler", "-ffp-contract=off"]
     else:
         flags = [tools.gxx or "g++", "-O2", "-std=c++17", "-fopenmp", "-ffp-contract=off", "-x", "c++"]

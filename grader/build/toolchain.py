@@ -43,6 +43,17 @@ class Toolchain:
         """The -arch CUDA code is compiled for: the visible GPU's, else $KERNELJUDGE_CUDA_ARCH."""
         return self.gpu.arch if self.gpu else settings.CUDA_ARCH.get()
 
+    @property
+    def arch_flags(self) -> list[str]:
+        """nvcc's flags for `cuda_arch`. An arch-specific one (sm_90a) as one -gencode, cubin and PTX of that
+        feature set only: nvcc 13's `-arch=sm_90a` also emits plain compute_90 PTX, in which wgmma does not
+        assemble, so a kernel using it would have to guard it with __CUDA_ARCH_FEAT_SM90_ALL."""
+        arch = self.cuda_arch
+        if arch.startswith("sm_") and arch.endswith("a"):
+            number = arch[3:]
+            return [f"-gencode=arch=compute_{number},code=[sm_{number},compute_{number}]"]
+        return [f"-arch={arch}"]
+
     def describe(self, track: str) -> str:
         """The compiler's version line; for CUDA with the -arch it compiles for (part of every verdict)."""
         if track == "cuda":
@@ -54,12 +65,15 @@ class Toolchain:
         return str(Path(self.nvcc).resolve().parent.parent / "lib64") if self.nvcc else ""
 
 
-def _first_line(argv: list[str], last: bool = False) -> str:
+def _first_line(argv: list[str], containing: str = "") -> str:
+    """The first line of the command's output (that contains `containing`, else its last line)."""
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip().splitlines()
     except (OSError, subprocess.SubprocessError):
         return ""
-    return (out[-1] if last else out[0]) if out else ""
+    if containing:
+        return next((line for line in out if containing in line), out[-1] if out else "")
+    return out[0] if out else ""
 
 
 def _find_nvcc() -> str | None:
@@ -98,7 +112,7 @@ def detect() -> Toolchain:
     gxx = shutil.which("g++")
     return Toolchain(
         nvcc=nvcc,
-        nvcc_version=_first_line([nvcc, "--version"], last=True) if nvcc else "",
+        nvcc_version=_first_line([nvcc, "--version"], containing=", release ") if nvcc else "",
         gxx=gxx,
         gxx_version=_first_line([gxx, "--version"]) if gxx else "",
         gpu=_find_gpu(),

@@ -18,6 +18,7 @@ from grader.sandbox.docker_engine import (
     image_name,
     image_toolchain,
     nvidia_runtime,
+    owner,
     remove_stale,
 )
 from grader.sandbox.docker_run import run
@@ -38,6 +39,7 @@ __all__ = [
     "image_toolchain",
     "memory_limit",
     "nvidia_runtime",
+    "owner",
     "remove_stale",
     "run",
 ]

@@ -10,12 +10,11 @@ from __future__ import annotations
 import csv
 import io
 import os
-import socket
 from pathlib import Path
 
 from grader import settings
 from grader.sandbox.base import Limits
-from grader.sandbox.docker_engine import LABEL, NOBODY
+from grader.sandbox.docker_engine import LABEL, NOBODY, owner
 
 INSIDE = "/work"  # where the working directory is mounted in the container
 TMPFS_BYTES = 64 << 20  # /tmp and /dev/shm: small scratch space in memory, counted in --memory
@@ -147,7 +146,7 @@ def _command(
         "--name",
         name,
         "--label",
-        f"{LABEL}={socket.gethostname()}:{os.getpid()}",
+        f"{LABEL}={owner()}",
         "--init",  # a real PID 1: reaps, and takes everything down with it
         "--network",
         "none",  # no interface but a private loopback

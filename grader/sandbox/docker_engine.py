@@ -13,7 +13,7 @@ import subprocess
 
 from grader import settings
 
-LABEL = "kerneljudge.sandbox"  # on every container: "<hostname>:<pid>" of the grader that started it
+LABEL = "kerneljudge.sandbox"  # on every container: owner() of the grader that started it
 NOBODY = 65534  # the user a root grader's run gets when no uid was given
 
 
@@ -125,14 +125,25 @@ def remove_stale() -> int:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return 0
-    removed, host = 0, socket.gethostname()
+    removed, mine = 0, owner().rsplit(":", 1)[0]
     for line in listed.splitlines():
-        container, _, owner = line.partition(" ")
-        owner_host, _, pid = owner.rpartition(":")
-        if owner_host == host and pid.isdigit() and not _alive(int(pid)):
+        container, _, label = line.partition(" ")
+        where, _, pid = label.rpartition(":")
+        if where == mine and pid.isdigit() and not _alive(int(pid)):
             remove(container)
             removed += 1
     return removed
+
+
+def owner() -> str:
+    """This grader process as its containers are labelled: host, PID namespace and pid. A pid means nothing in
+    another PID namespace (a grader in a container that shares this Docker engine, with the host's name), so
+    only a container of this namespace whose pid is gone is stale; others are left alone."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = "pid:[?]"
+    return f"{socket.gethostname()}:{namespace}:{os.getpid()}"
 
 
 def _alive(pid: int) -> bool:
@@ -148,7 +159,7 @@ def _alive(pid: int) -> bool:
 @functools.lru_cache(maxsize=8)
 def image_toolchain(image: str) -> dict[str, str]:
     """{'cpu': g++'s version line, 'cuda': nvcc's} as found in `image` (a tag or id); '' for what is missing."""
-    script = "g++ --version 2>/dev/null | head -n1; echo '|'; nvcc --version 2>/dev/null | tail -n1"
+    script = "g++ --version 2>/dev/null | head -n1; echo '|'; nvcc --version 2>/dev/null | grep -m1 ', release '"
     try:
         found = docker(
             "run",

@@ -20,7 +20,8 @@ from grader import settings
 from grader.sandbox import syscalls
 from grader.sandbox.base import Limits
 
-SWEEP_AGE_S = 600.0  # an empty working directory mount this old is a leak
+SOURCE = "kerneljudge-run"  # the source name of every working directory's tmpfs, as /proc/self/mountinfo shows
+SWEEP_AGE_S = 60.0  # an empty working directory mount untouched this long is a leak
 
 
 def is_root() -> bool:
@@ -44,13 +45,12 @@ def _tmpfs_options(limits: Limits, uid: int) -> str:
 
 def new_workdir(uid: int | None) -> Path:
     """A fresh private working directory owned by `uid` (a bounded tmpfs as root, else a folder)."""
-    base = runs_base()
-    _sweep(base)
-    workdir = Path(tempfile.mkdtemp(prefix="run-", dir=base))
+    _sweep()
+    workdir = Path(tempfile.mkdtemp(prefix="run-", dir=runs_base()))
     if uid is not None and is_root():
         try:
             syscalls.mount(
-                "kerneljudge-run",
+                SOURCE,
                 str(workdir),
                 "tmpfs",
                 syscalls.MS_NOSUID | syscalls.MS_NODEV,
@@ -94,21 +94,22 @@ def remove_workdir(workdir: Path) -> None:
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _sweep(base: Path) -> None:
-    """Unmount working directories whose files a caller deleted without unmounting them."""
+def _sweep() -> None:
+    """Unmount working directories whose files a caller deleted without unmounting them (anywhere: a test's
+    runs folder too): empty and untouched for SWEEP_AGE_S. A run that emptied its own folder loses nothing
+    it had; it keeps its bounded (detached) tmpfs."""
     now = time.time()
     try:
-        entries = list(os.scandir(base))
+        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
     except OSError:
         return
-    for entry in entries:
+    for line in mounts:
+        _left, _, right = line.partition(" - ")
+        point, source = line.split()[4].replace("\\040", " "), right.split()[1:2]
+        if source != [SOURCE]:
+            continue
         try:
-            if (
-                entry.name.startswith("run-")
-                and os.path.ismount(entry.path)
-                and not os.listdir(entry.path)
-                and now - entry.stat(follow_symlinks=False).st_mtime > SWEEP_AGE_S
-            ):
-                remove_workdir(Path(entry.path))
+            if not os.listdir(point) and now - os.stat(point).st_mtime > SWEEP_AGE_S:
+                remove_workdir(Path(point))
         except OSError:
             continue
