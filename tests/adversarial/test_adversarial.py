@@ -43,6 +43,7 @@ import stat
 import subprocess
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +58,10 @@ from grader.sandbox import local as sandbox
 from grader.sandbox import uids
 
 HERE = Path(__file__).parent
+# The suite's own run folders, beside nobody else's: other graders on the host (other engineers' tests) use
+# the default one, and their runs are none of the suite's business.
+SUITE_RUNS = Path(f"/var/lib/kerneljudge-suite-runs-{os.getpid()}")
+LEASED: set[int] = set()  # every uid this process leased for a run (uids.lease is wrapped to record them)
 SENTINEL = Path("/var/lib/kerneljudge-sentinel")  # outside /tmp: the sandbox does not hide it
 TMP_SENTINEL = Path("/tmp/kerneljudge-sentinel")  # inside /tmp: hidden by the sandbox's private /tmp
 SECRET = "kerneljudge-sentinel-secret-7f3a9c"
@@ -153,7 +158,7 @@ class Sentinels:
     other_mount: bool = False
     db_url: str | None = None
     db_rows: int | None = None
-    sandbox_uids: range | None = None  # every uid a run may be given (a fresh one per run)
+    sandbox_uids: set[int] = field(default_factory=set)  # every uid this process leased (a fresh one per run)
 
     def escapes(self) -> list[str]:
         """Everything that shows something got out since the last call (and clears it for the next fixture)."""
@@ -199,7 +204,7 @@ class Sentinels:
         ]
 
 
-def _sysv_objects(uids_: range | None) -> list[str]:
+def _sysv_objects(uids_: Collection[int] | None) -> list[str]:
     """SysV shared memory, message queues and semaphores with the fixtures' key or owned by a sandbox uid."""
     found = []
     for kind, uid_column in (("shm", 7), ("msg", 7), ("sem", 4)):
@@ -289,7 +294,15 @@ def sentinels():
     (SENTINEL / "open").mkdir()
     (SENTINEL / "open").chmod(0o1777)
     (SENTINEL / "mnt").mkdir()
-    found = Sentinels(sandbox_uids=uids.uid_range())
+    found = Sentinels(sandbox_uids=LEASED)
+    real_lease = uids.lease
+
+    def lease_and_record() -> int:
+        uid = real_lease()
+        LEASED.add(uid)
+        return uid
+
+    uids.lease = lease_and_record
     found.other_mount = (
         subprocess.run(
             ["mount", "-t", "tmpfs", "-o", "size=1m,mode=1777", "kerneljudge-sentinel", str(SENTINEL / "mnt")],
@@ -310,7 +323,8 @@ def sentinels():
     found.db_rows = _store_secret_submission(found.db_url)
     if found.db_rows is None:
         found.db_url = None
-    saved_env = {k: os.environ.get(k) for k in ("KERNELJUDGE_TEST_SECRET", "AWS_SECRET_ACCESS_KEY")}
+    saved_env = {k: os.environ.get(k) for k in ("KERNELJUDGE_TEST_SECRET", "AWS_SECRET_ACCESS_KEY", "KERNELJUDGE_RUNS")}
+    os.environ["KERNELJUDGE_RUNS"] = str(SUITE_RUNS)
     os.environ["KERNELJUDGE_TEST_SECRET"] = ENV_SECRET
     os.environ["AWS_SECRET_ACCESS_KEY"] = ENV_SECRET
     leftovers = found.escapes()  # whatever an earlier, interrupted run left
@@ -324,9 +338,13 @@ def sentinels():
                 os.environ[key] = value
         for listener in found.listeners:
             listener.stop()
+        uids.lease = real_lease
         _unmount(SENTINEL / "mnt")
         shutil.rmtree(SENTINEL, ignore_errors=True)
         shutil.rmtree(TMP_SENTINEL, ignore_errors=True)
+        for run in SUITE_RUNS.iterdir() if SUITE_RUNS.is_dir() else []:
+            sandbox.remove_workdir(run)
+        shutil.rmtree(SUITE_RUNS, ignore_errors=True)
     del leftovers
 
 
@@ -345,7 +363,7 @@ def _deadline_s(fixture, problem) -> float:
     return wall + GRADER_SLACK_S + (120 if fixture.track == "cuda" else 0)  # + nvcc and a float64 check on the GPU
 
 
-def _fifos(uids_: range | None) -> list[str]:
+def _fifos(uids_: Collection[int] | None) -> list[str]:
     """The FIFOs in the sandbox's run folders."""
     found = []
     for run in sandbox.runs_base().iterdir():
@@ -362,7 +380,7 @@ def _fifos(uids_: range | None) -> list[str]:
     return found
 
 
-def _processes_of(uids_: range | None, zombies: bool = False) -> list[int]:
+def _processes_of(uids_: Collection[int] | None, zombies: bool = False) -> list[int]:
     """The processes of any of `uids_`; zombies (killed, not yet reaped by init) only if asked for."""
     if uids_ is None:
         return []
@@ -378,7 +396,7 @@ def _processes_of(uids_: range | None, zombies: bool = False) -> list[int]:
     return found
 
 
-def _wait_for_reaping(uids_: range | None, seconds: float = 15.0) -> list[int]:
+def _wait_for_reaping(uids_: Collection[int] | None, seconds: float = 15.0) -> list[int]:
     """Killed processes stay zombies until init reaps them, and count against their uid's process limit until
     then: wait for them to go. Returns the ones still there."""
     until = time.monotonic() + seconds
@@ -407,7 +425,7 @@ def _kill_uid(uid: int) -> None:
     raise AssertionError(f"could not kill the processes of uid {uid}")
 
 
-def _unblock_fifos(uids_: range | None) -> list[str]:
+def _unblock_fifos(uids_: Collection[int] | None) -> list[str]:
     """Open for writing every FIFO in the sandbox's run folders, so a grader blocked opening one goes on."""
     opened = []
     for path in _fifos(uids_):
@@ -419,7 +437,7 @@ def _unblock_fifos(uids_: range | None) -> list[str]:
     return opened
 
 
-def grade_with_deadline(fixture, uids_: range | None, memory_limit_gib: float | None = None):
+def grade_with_deadline(fixture, uids_: Collection[int] | None, memory_limit_gib: float | None = None):
     """(verdict or None, seconds, hung): the grade runs in a thread; a grader that does not answer within the
     deadline is reported as hung (and freed from a FIFO, the one way known to hang it)."""
     problem = load_problem(fixture.problem)
