@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 
 import pytest
 import torch
@@ -110,3 +111,16 @@ def test_an_unknown_size_in_a_shape_is_named(tmp_path):
 def test_sizes_that_break_a_constraint_are_named(tmp_path):
     message = load_broken(tmp_path, lambda data: data["tests"][0]["sizes"].update(K=0))
     assert "tests.one_element" in message and "1 <= K <= 8192" in message
+
+
+def test_loading_every_problem_does_not_import_torch():
+    """`grader list`, `show` and `init` load specs; PyTorch (1.6 s to import) waits until a reference is used."""
+    code = "import sys; from grader.problems.spec import load_all; load_all(); print('torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_grader_list_does_not_import_torch():
+    code = "import sys; from grader.cli.main import app; app(['list'], standalone_mode=False); print('torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "False"

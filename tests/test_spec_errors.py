@@ -85,20 +85,69 @@ def test_a_syntax_error_in_reference_py_is_named_with_its_line(tmp_path):
     assert spec_error(folder) == f"{path}:4: syntax error: expected ':'"
 
 
-def test_an_error_while_importing_reference_py_is_named_with_its_line(tmp_path):
+def test_a_return_outside_a_function_in_reference_py_is_a_syntax_error_at_load(tmp_path):
+    """Parsing alone lets it through; compiling (still without running anything) does not."""
+    folder = copy_problem(tmp_path)
+    path = folder / "reference.py"
+    path.write_text(path.read_text() + "return None\n")
+    line = len(path.read_text().splitlines())
+    assert spec_error(folder) == f"{path}:{line}: syntax error: 'return' outside function"
+
+
+def test_an_error_while_importing_reference_py_is_named_with_its_line_when_first_used(tmp_path):
+    """Loading only compiles reference.py (importing it means importing PyTorch); the import, at first use,
+    turns an error into the same kind of SpecError."""
     folder = copy_problem(tmp_path)
     path = folder / "reference.py"
     path.write_text(path.read_text() + "\nSCALE = 1 / undefined_name\n")
     line = len(path.read_text().splitlines())
-    message = spec_error(folder)
-    assert message.startswith(f"{path}:{line}: NameError while importing:")
-    assert "undefined_name" in message
+    problem = load_problem(folder)
+    with pytest.raises(SpecError) as error:
+        problem.reference_module  # noqa: B018
+    assert str(error.value).startswith(f"{path}:{line}: NameError while importing:")
+    assert "undefined_name" in str(error.value)
 
 
 def test_a_reference_py_without_a_reference_function_is_named(tmp_path):
     folder = copy_problem(tmp_path)
     (folder / "reference.py").write_text("def baseline(A, B, M, N, K):\n    return A @ B\n")
     assert spec_error(folder) == f"{folder / 'reference.py'}: defines no `reference` function"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "reference = 3\n",  # bound at load, but not a function: caught at import
+        "import torch\nif torch:\n    reference = None\n",
+    ],
+)
+def test_a_reference_that_is_not_callable_is_named_when_first_used(tmp_path, source):
+    folder = copy_problem(tmp_path)
+    (folder / "reference.py").write_text(source)
+    problem = load_problem(folder)
+    with pytest.raises(SpecError) as error:
+        problem.reference_module  # noqa: B018
+    assert str(error.value) == f"{folder / 'reference.py'}: defines no `reference` function"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from torch import softmax as reference\n",
+        "try:\n    def reference(A, B, M, N, K):\n        return A @ B\nexcept ImportError:\n    pass\n",
+        "from math import *\n",
+    ],
+)
+def test_a_reference_bound_by_import_or_in_a_block_is_found_at_load(tmp_path, source):
+    folder = copy_problem(tmp_path)
+    (folder / "reference.py").write_text(source)
+    assert load_problem(folder).slug == "matmul"
+
+
+def test_a_missing_reference_py_is_named(tmp_path):
+    folder = copy_problem(tmp_path)
+    (folder / "reference.py").unlink()
+    assert spec_error(folder) == f"{folder / 'reference.py'}: missing: every problem needs a reference"
 
 
 def test_a_missing_statement_is_named(tmp_path):
@@ -125,3 +174,4 @@ def test_every_problem_of_the_repository_loads_with_no_error(monkeypatch):
     monkeypatch.delenv("KERNELJUDGE_PROBLEMS", raising=False)
     problems, errors = spec.scan()
     assert errors == [] and len(problems) >= 4
+    assert all(callable(p.reference_module.reference) for p in problems)
