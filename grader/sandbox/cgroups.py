@@ -2,9 +2,8 @@
 enforce and which the run cannot escape by forking, leaving the process group or changing its affinity.
 
 Each controller is looked up where this machine mounts it: a cgroup v1 hierarchy of its own, else the v2
-(unified) hierarchy. The runs' cgroups live under a `kerneljudge` folder inside the grader's own cgroup
-(v1; v2 too where that cgroup delegates the controllers), else at the hierarchy's root (v2 forbids controllers
-in a cgroup that has processes, and the root is exempt). The child writes itself into the run's cgroups
+(unified) hierarchy. The runs' cgroups live under a `kerneljudge` folder inside the grader's own cgroup,
+never above it (v2: where that cgroup can delegate the controllers, see _v2_place). The child writes itself into the run's cgroups
 before it execs (`attach`, from preexec), so everything it starts is inside from the first instruction.
 
 memory: `memory.limit_in_bytes` (v1) or `memory.max` (v2), no swap; it counts every process of the run, the
@@ -20,6 +19,7 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,20 +91,28 @@ def _make_parent(folder: Path, version: int, controller: str) -> None:
 
 
 def _v2_place(mount_point: str, mount_root: str, own: str, controller: str) -> Path:
-    """The v2 parent for `controller`: in the grader's own cgroup where it delegates it, else at the root."""
-    root = Path(mount_point)
-    if controller not in _read(root / "cgroup.controllers").split():
-        raise OSError(f"the v2 hierarchy at {mount_point} has no {controller} controller")
-    errors = []
-    for base in dict.fromkeys([_inside(mount_point, mount_root, own), root]):
-        try:
-            if controller not in _read(base / "cgroup.subtree_control").split():
-                _write(base / "cgroup.subtree_control", f"+{controller}")  # EBUSY where base has processes
-            _make_parent(base / PARENT, 2, controller)
-            return base / PARENT
-        except OSError as error:
-            errors.append(f"{base}: {error.strerror or error}")
-    raise OSError("; ".join(errors))
+    """The v2 parent for `controller`, below the grader's own cgroup: never above it, where the runs would
+    escape the limits the judge itself runs under. v2 lets a cgroup with processes enable no controller for its
+    children, so where the grader is the only process of its cgroup it first moves itself into a leaf of it
+    (`grader`), as systemd's Delegate=yes expects; where other processes share it, the layer is missing."""
+    base = _inside(mount_point, mount_root, own)
+    if controller not in _read(base / "cgroup.controllers").split():
+        raise OSError(f"the grader's cgroup {own} (v2) has no {controller} controller")
+    enabled = _read(base / "cgroup.subtree_control").split()
+    if controller not in enabled:
+        others = {int(p) for p in _read(base / "cgroup.procs").split()} - {os.getpid()}
+        if others and base != Path(mount_point):
+            raise OSError(
+                f"the grader's cgroup {own} (v2) holds other processes ({len(others)}), so no controller can be "
+                "enabled below it: start the grader in a cgroup of its own (systemd: Delegate=yes)"
+            )
+        if base != Path(mount_point) and not enabled:
+            leaf = base / "grader"
+            leaf.mkdir(exist_ok=True)
+            _write(leaf / "cgroup.procs", str(os.getpid()))
+        _write(base / "cgroup.subtree_control", f"+{controller}")
+    _make_parent(base / PARENT, 2, controller)
+    return base / PARENT
 
 
 @functools.lru_cache(maxsize=1)
@@ -129,7 +137,7 @@ def places() -> tuple[dict[str, Place], dict[str, str]]:
             else:
                 missing[controller] = "no cgroup hierarchy with this controller is mounted"
         except OSError as error:
-            missing[controller] = f"cannot make a cgroup for it ({error.strerror or error})"
+            missing[controller] = f"cannot make a cgroup for it ({error})"
     return found, missing
 
 
@@ -141,13 +149,15 @@ class RunCgroup:
     missing: dict[str, str] = field(default_factory=dict)  # controller -> why not
 
     @classmethod
-    def create(cls, limits: Limits) -> RunCgroup:
-        """Make the run's cgroups with their limits; a controller that fails is listed in `missing`."""
+    def create(cls, limits: Limits, controllers: Iterable[str] = CONTROLLERS) -> RunCgroup:
+        """Make the run's cgroups for `controllers` with their limits; one that fails is listed in `missing`."""
         found, missing = places()
         missing = dict(missing)
         name = f"run-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         folders: dict[str, Path] = {}
         for controller, place in found.items():
+            if controller not in controllers:
+                continue
             folder = place.parent / name
             try:
                 _sweep(place.parent)
@@ -155,8 +165,9 @@ class RunCgroup:
                 _limit(controller, place, folder, limits)
                 folders[controller] = folder
             except OSError as error:
-                missing[controller] = f"cannot set its limit ({error.strerror or error})"
-                _rmdir(folder)
+                missing[controller] = f"cannot set its limit ({error})"
+                if folder not in folders.values():  # v2: one folder for every controller
+                    _rmdir(folder)
         return cls(folders, missing)
 
     @property
@@ -230,7 +241,7 @@ def _limit(controller: str, place: Place, folder: Path, limits: Limits) -> None:
     elif controller == "pids":
         _write(folder / "pids.max", str(limits.processes + HELPERS))
     elif controller == "cpuset":
-        allowed = _cpu_list(_read(place.parent / ("cpuset.effective_cpus" if place.version == 2 else "cpuset.cpus")))
+        allowed = _cpu_list(_read(place.parent / ("cpuset.cpus.effective" if place.version == 2 else "cpuset.cpus")))
         wanted = set(limits.cpus) if limits.cpus is not None else os.sched_getaffinity(0)
         cpus = sorted(wanted & allowed) or sorted(allowed)
         _write(folder / "cpuset.cpus", ",".join(map(str, cpus)))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,14 +36,23 @@ class Layer:
 
 
 def _try(step: Callable[[], None]) -> str:
-    """'' when `step` works in the preexec of a throwaway `true`, else why not."""
-    try:
-        subprocess.run(["true"], preexec_fn=step, check=True, capture_output=True, timeout=30)
-        return ""
-    except subprocess.SubprocessError as error:
-        return str(error)
-    except OSError as error:
-        return error.strerror or str(error)
+    """'' when `step` works in a throwaway child (as it would before exec), else why not, in its own words."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(read_end)
+            step()
+            os._exit(0)
+        except BaseException as error:
+            os.write(write_end, (f"{error}" or type(error).__name__).encode()[:500])
+        finally:
+            os._exit(1)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as said:
+        why = said.read().decode("utf-8", "replace")
+    status = os.waitpid(child, 0)[1]
+    return "" if status == 0 else why or f"the probe ended with status {status}"
 
 
 def _pid_namespace() -> None:

@@ -74,7 +74,11 @@ def run(
     """
     workdir = Path(workdir)
     found = layers.in_force()
-    cgroup = RunCgroup.create(limits) if is_root() else RunCgroup({})
+    cgroup = (
+        RunCgroup.create(limits, [c for c, name in layers.CGROUP.items() if name in found])
+        if is_root()
+        else RunCgroup({})
+    )
     bounded = workspace.bound(workdir, limits, uid)
     plan = namespaces.Plan(
         workdir=workdir,
