@@ -432,3 +432,24 @@ def test_a_run_lists_the_layers_it_used():
     outcome = sandboxed("pass")
     assert set(outcome.isolation) <= layers.in_force()
     assert set(layers.ALWAYS) <= set(outcome.isolation)
+
+
+@needs_root
+@layer(layers.WORKDIR)
+def test_a_dead_graders_working_directory_is_swept():
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # a grader that made a working directory and was killed before removing it
+        try:
+            workdir = local.new_workdir(uids.uid_range().start)
+            (workdir / "runner").write_text("left behind")
+            os.write(write_end, str(workdir).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as said:
+        left = Path(said.read())
+    os.waitpid(child, 0)
+    assert os.path.ismount(left)
+    local.remove_workdir(local.new_workdir(None))
+    assert not left.exists()

@@ -4,8 +4,8 @@ As root, each working directory is a tmpfs of its own that the grader mounts (`n
 its number of inodes are the run's disk and inode limits (`bound`, just before the run), so a full disk is
 ENOSPC for the run alone, and preallocated (fallocate) files and empty folders count; its pages are charged
 to the run's memory cgroup as they are written. Without root it is a plain private folder, and the watchdog's
-count of file sizes is the only bound. `remove_workdir` unmounts and removes it; leaked mounts (a caller that
-only deleted the files) are swept when they are empty and old.
+count of file sizes is the only bound. `remove_workdir` unmounts and removes it; `new_workdir` sweeps those
+left behind: of a grader that died mid-run (the tmpfs's source names it), or emptied but never unmounted.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from grader import settings
-from grader.sandbox import syscalls
+from grader.sandbox import procfs, syscalls
 from grader.sandbox.base import Limits
 
 SOURCE = "kerneljudge-run"  # the source name of every working directory's tmpfs, as /proc/self/mountinfo shows
@@ -50,7 +50,7 @@ def new_workdir(uid: int | None) -> Path:
     if uid is not None and is_root():
         try:
             syscalls.mount(
-                SOURCE,
+                _source(),
                 str(workdir),
                 "tmpfs",
                 syscalls.MS_NOSUID | syscalls.MS_NODEV,
@@ -94,10 +94,15 @@ def remove_workdir(workdir: Path) -> None:
     shutil.rmtree(workdir, ignore_errors=True)
 
 
+def _source() -> str:
+    """The tmpfs's source name: SOURCE and the grader process that made it (pid and start time)."""
+    return f"{SOURCE}:{os.getpid()}:{procfs.start_time(os.getpid())}"
+
+
 def _sweep() -> None:
-    """Unmount working directories whose files a caller deleted without unmounting them (anywhere: a test's
-    runs folder too): empty and untouched for SWEEP_AGE_S. A run that emptied its own folder loses nothing
-    it had; it keeps its bounded (detached) tmpfs."""
+    """Unmount and remove working directories left behind (anywhere: a test's runs folder too): those of a
+    grader process that is gone (killed mid-run), and those a caller emptied without unmounting, untouched for
+    SWEEP_AGE_S. A run that emptied its own folder loses nothing it had; it keeps its (detached) tmpfs."""
     now = time.time()
     try:
         mounts = Path("/proc/self/mountinfo").read_text().splitlines()
@@ -105,11 +110,14 @@ def _sweep() -> None:
         return
     for line in mounts:
         _left, _, right = line.partition(" - ")
-        point, source = line.split()[4].replace("\\040", " "), right.split()[1:2]
-        if source != [SOURCE]:
+        point, source = line.split()[4].replace("\\040", " "), (right.split()[1:2] or [""])[0]
+        name, _, holder = source.partition(":")
+        if name != SOURCE:
             continue
+        pid, _, started = holder.partition(":")
+        gone = pid.isdigit() and procfs.start_time(int(pid)) != started
         try:
-            if not os.listdir(point) and now - os.stat(point).st_mtime > SWEEP_AGE_S:
+            if gone or (not os.listdir(point) and now - os.stat(point).st_mtime > SWEEP_AGE_S):
                 remove_workdir(Path(point))
         except OSError:
             continue
