@@ -2,19 +2,15 @@
 
 A broken spec raises SpecError at load, naming the file, the field and what is wrong: every formula is
 evaluated for every test and benchmark (a shape must be a whole number, a tolerance a finite number >= 0),
-reference.py is compiled but not run (a syntax error is named with its line, a missing `reference` function
-too) and statement.md must exist. reference.py is imported, with PyTorch, only when something first needs
-it (grading, selftest, bench): an error it raises then is the same SpecError, naming the file and the line.
-Listing, showing and starting a problem thus never pay for importing PyTorch. `scan` loads every problem and
+reference.py is compiled but not run (grader/problems/reference_file.py: a syntax error is named with its
+line, a missing `reference` function too; the import, and PyTorch's, waits for the first use, so listing,
+showing and starting a problem never pay for it) and statement.md must exist. `scan` loads every problem and
 returns the broken ones' errors beside the good ones, so one broken problem hides no other.
 """
 
 from __future__ import annotations
 
-import ast
-import importlib.util
 import math
-import traceback
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -25,7 +21,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from grader import settings
-from grader.problems import expr
+from grader.problems import expr, reference_file
+from grader.problems.errors import SpecError as SpecError  # raised here and by reference_file; callers import it here
 
 Track = Literal["cuda", "cpu"]
 TRACKS: tuple[Track, ...] = ("cuda", "cpu")
@@ -35,10 +32,6 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def problems_root() -> Path:
     """Where problem folders live: $KERNELJUDGE_PROBLEMS or the repository's `problems/`."""
     return Path(settings.PROBLEMS.get() or REPO_ROOT / "problems")
-
-
-class SpecError(Exception):
-    """A problem spec that cannot be used; the message names the file and the field."""
 
 
 class _Strict(BaseModel):
@@ -211,7 +204,8 @@ class Problem(_Strict):
     @cached_property
     def reference_module(self) -> ModuleType:
         """reference.py, imported on first use (load_problem only compiles it); a failure is a SpecError."""
-        return _import_reference(self.folder / "reference.py", f"kerneljudge_reference_{self.slug.replace('-', '_')}")
+        name = f"kerneljudge_reference_{self.slug.replace('-', '_')}"
+        return reference_file.load(self.folder / "reference.py", name)
 
     @property
     def statement_path(self) -> Path:
@@ -252,65 +246,8 @@ def load_problem(slug_or_path: str | Path) -> Problem:
         raise SpecError(
             f"{statement}: {'empty' if statement.is_file() else 'missing'}: every problem needs a statement"
         )
-    _check_reference(problem.folder / "reference.py")
+    reference_file.check(problem.folder / "reference.py")
     return problem
-
-
-def _check_reference(path: Path) -> None:
-    """Compile reference.py without running it: a SpecError if it is missing, does not parse, or never
-    defines `reference` at its top level (one with `import *` is given the benefit of the doubt)."""
-    if not path.is_file():
-        raise SpecError(f"{path}: missing: every problem needs a reference")
-    try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-        compile(tree, str(path), "exec")  # what parsing lets through: `return` outside a function, etc.
-    except SyntaxError as error:
-        raise SpecError(f"{path}:{error.lineno}: syntax error: {error.msg}") from error
-    except (ValueError, OSError) as error:
-        raise SpecError(f"{path}: cannot be read as Python: {error}") from error
-    names = _top_level_names(tree.body)
-    if "reference" not in names and "*" not in names:
-        raise SpecError(f"{path}: defines no `reference` function")
-
-
-def _top_level_names(body: list[ast.stmt]) -> set[str]:
-    """The names a module's statements bind outside any function or class (including in if/try/with blocks),
-    with "*" for a star import."""
-    names: set[str] = set()
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-        else:
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                names |= _top_level_names(getattr(node, field, []))
-    return names
-
-
-def _import_reference(path: Path, module_name: str) -> ModuleType:
-    """Import reference.py; any failure is a SpecError naming the file and, where there is one, the line
-    (the same message whether the file was broken before load_problem compiled it or after)."""
-    if not path.is_file():
-        raise SpecError(f"{path}: missing: every problem needs a reference")
-    module_spec = importlib.util.spec_from_file_location(module_name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise SpecError(f"{path}: cannot be imported")
-    module = importlib.util.module_from_spec(module_spec)
-    try:
-        module_spec.loader.exec_module(module)
-    except SyntaxError as error:
-        raise SpecError(f"{path}:{error.lineno}: syntax error: {error.msg}") from error
-    except Exception as error:
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == str(path)]
-        line = f":{frames[-1].lineno}" if frames else ""
-        raise SpecError(f"{path}{line}: {type(error).__name__} while importing: {error}") from error
-    if not callable(getattr(module, "reference", None)):
-        raise SpecError(f"{path}: defines no `reference` function")
-    return module
 
 
 def list_slugs() -> list[str]:
