@@ -108,6 +108,9 @@ def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) 
 
 def first_difference(got: np.ndarray, expected: torch.Tensor) -> int | None:
     """Flat index of the first element of `got` that is not bit-identical to `expected`, None if all are."""
+    if expected.device.type == "cpu":
+        differs = got.view(np.int32) != expected.numpy().view(np.int32)
+        return int(differs.argmax()) if differs.any() else None
     got_t = torch.from_numpy(got).to(expected.device)
     same = got_t.view(torch.int32) == expected.view(torch.int32)
     return None if bool(same.all()) else int(torch.nonzero(~same)[0])
@@ -126,7 +129,47 @@ def reference_outputs(problem: Problem, size_set: SizeSet, arrays: dict[str, tor
 
 def compare(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -> Comparison:
     """Element-wise check; the message counts each kind of bad element, says where each starts, and gives the
-    error figures of the finite elements."""
+    error figures of the finite elements. One vectorised pass settles the common case, a right answer; only a
+    wrong one pays for counting and locating each kind of bad element."""
+    passed = _passes(got, expected, atol, rtol)
+    return passed if passed is not None else _describe_failure(got, expected, atol, rtol)
+
+
+def _passes(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -> Comparison | None:
+    """The Comparison of an output whose every element is finite and within tolerance, None for any other.
+
+    Every element passes |got - ref| <= atol + rtol*|ref| and the largest error is finite exactly when no
+    element is NaN, Inf or never written (each makes its error NaN or Inf) and none is out of tolerance: the
+    condition under which the full description finds nothing bad. The figures are then the full one's too.
+    """
+    if expected.numel() == 0:
+        return None
+    with np.errstate(all="ignore"):  # Inf - Inf is NaN, as in torch, without numpy's warning
+        err, ref = _abs_error(got, expected)
+        magnitude = abs(ref)
+        within = err <= magnitude * rtol + atol  # the same IEEE float64 steps as _describe_failure's
+        max_abs = float(err.max())
+        if not (math.isfinite(max_abs) and bool(within.all())):
+            return None
+        magnitude[magnitude < 1e-30] = 1e-30
+        return Comparison(True, max_abs, float((err / magnitude).max()))
+
+
+def _abs_error(got: np.ndarray, expected: torch.Tensor) -> tuple:
+    """(|got - expected| in float64, expected), both flat: numpy arrays on the CPU, where numpy takes a fifth of
+    torch's CPU time for these element-wise passes; tensors on expected's GPU."""
+    if expected.device.type == "cpu":
+        ref = expected.numpy().reshape(-1)
+        err = got.reshape(-1).astype(np.float64)
+        err -= ref
+        return np.abs(err, out=err), ref
+    ref_t = expected.reshape(-1)
+    err_t = torch.from_numpy(got.reshape(-1)).to(expected.device).to(torch.float64)
+    return err_t.sub_(ref_t).abs_(), ref_t
+
+
+def _describe_failure(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -> Comparison:
+    """The full comparison: each kind of bad element counted and located, error figures of the finite ones."""
     shape = tuple(expected.shape)
     got32 = torch.from_numpy(got).to(expected.device).reshape(shape)
     bits = got32.view(torch.int32)
