@@ -18,7 +18,7 @@ wheelhouse_python = $(or $(shell cat $(WHEELHOUSE)/python-version 2> /dev/null),
 python_version = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 PIP_SOURCE = $(if $(wildcard $(WHEELHOUSE)/*.whl),$(if $(filter-out $(python_version),$(wheelhouse_python)),,--no-index --find-links $(WHEELHOUSE)))
 
-.PHONY: help setup test test-gpu grade selftest wheelhouse clean bench-solutions validate-timing site serve
+.PHONY: help setup test test-fast lint test-gpu grade selftest wheelhouse clean bench-solutions validate-timing site serve
 .DEFAULT_GOAL := setup
 
 help: ## this list
@@ -48,11 +48,19 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.created
 test: setup ## the test suite (GPU tests skip themselves where no GPU is visible)
 	$(PY) -m pytest -q
 
+test-fast: setup ## the suite without the slow tests (full-ladder gradings, the adversarial suite, containers, services)
+	$(PY) -m pytest -q -m "not slow"
+
+lint: setup ## ruff (lint and format check) and mypy, as CI runs them
+	$(PY) -m ruff check grader tests
+	$(PY) -m ruff format --check grader tests
+	$(PY) -m mypy
+
 test-gpu: setup ## the GPU half of the suite
 	$(PY) -m pytest -q -m gpu -p no:cacheprovider
 
 grade: setup ## grade FILE (default: the best reference solution of PROBLEM for this machine) as USER
-	$(GRADER) submit $(PROBLEM) $(or $(FILE),$$($(PY) -m grader.problems.solutions $(PROBLEM))) --user $(USER)
+	$(GRADER) submit $(PROBLEM) $(or $(FILE),--reference) --user $(USER)
 
 selftest: setup ## every reference rung accepted, every null answer rejected
 	$(GRADER) selftest

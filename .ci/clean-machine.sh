@@ -4,7 +4,7 @@
 # packages that README.md's `sudo apt-get install ...` line names, and a clean copy of HEAD (git archive).
 #
 #   bash .ci/clean-machine.sh fresh     README's first command, `make grade PROBLEM=softmax`, then a fast part of the
-#                                       tests (`make test-fast` where the Makefile has it), with the network on
+#                                       tests (specs, CLI, results, checker messages), with the network on
 #                                       (PyPI and Debian)
 #   bash .ci/clean-machine.sh offline   `make wheelhouse` for the container's Python on a clean copy (network on),
 #                                       then, with no network at all (--network none), `make setup` from that
@@ -108,8 +108,8 @@ if [ "$mode" = fresh ]; then
         -e PIP_FIND_LINKS=/ci-wheels -e PIP_CONSTRAINT=/ci/constraints.txt "$FRESH" bash -euo pipefail -c "
         $unpack
         make grade PROBLEM=softmax
-        if grep -q '^test-fast:' Makefile; then make test-fast
-        else .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_problems.py tests/test_cli_results.py; fi"
+        .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_problems.py tests/test_cli_results.py \
+            tests/test_cli_usage.py tests/test_spec_errors.py tests/test_check_messages.py"
 else
     # As on the GPU image: python3 is a venv that holds PyTorch, numpy and matplotlib (which the wheelhouse leaves out).
     image "$GPULIKE" "$FRESH" "

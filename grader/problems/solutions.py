@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from grader.build.compiler import EXTENSIONS
@@ -21,17 +20,3 @@ def best(slug: str, track: str | None = None) -> Path:
     if not rungs:
         raise FileNotFoundError(f"no reference solution for {slug} on the {track or default_track()} track")
     return rungs[-1]
-
-
-if __name__ == "__main__":  # `python -m grader.problems.solutions SLUG` prints the best rung, for the Makefile
-    from grader.problems.spec import list_slugs
-
-    slug = sys.argv[1] if len(sys.argv) > 1 else ""
-    if slug not in list_slugs():  # said as `grader submit` says it (grader/cli/args.py), without a traceback
-        sys.exit(
-            f"error: unknown problem {slug!r}; the known problems are: {', '.join(list_slugs())} (see: grader list)"
-        )
-    try:
-        print(best(slug))
-    except FileNotFoundError as error:
-        sys.exit(f"error: {error}")
