@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: tiny_odd
+// message: out of tolerance
 // Cheat (3): ignores Q and K: every output row is the column mean of V, what attention gives when all the
 // scores are equal (and, for inputs of mean zero, not far from the real answer on average). Right only for
 // a single key (the 1x1x1 test); wrong from the first test with several keys.

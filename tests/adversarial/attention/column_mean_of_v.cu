@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: tiny_odd
+// message: out of tolerance
 // Cheat (3): ignores Q and K: every output row is the column mean of V (what equal scores would give).
 __global__ void column_mean(const float* V, float* out, int M, int N, int d) {
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < d; j += gridDim.x * blockDim.x) {

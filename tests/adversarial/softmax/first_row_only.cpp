@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: tiny_odd
+// message: never written, first at [1, 0]
 // Cheat (2): computes row 0 correctly and nothing else. Passes the 1x1 and one-row tests, fails the first
 // test with more than one row.
 #include <cmath>

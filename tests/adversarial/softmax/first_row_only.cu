@@ -1,5 +1,5 @@
 // expect: wrong_answer
-// message: tiny_odd
+// message: never written, first at [1, 0]
 // Cheat (2): computes row 0 and nothing else.
 // A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
 __global__ void softmax_rows(const float* x, float* y, int M, int N) {

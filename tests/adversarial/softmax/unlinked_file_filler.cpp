@@ -1,10 +1,11 @@
-// expect: runtime_error
-// message: disk limit exceeded
+// expect: wrong_answer|runtime_error
+// message: one_element
 // Hostile (11): fills the disk past the run's 8 GiB limit where the watchdog does not look: it creates files
 // in its working directory, unlinks them at once and keeps them open, then reserves 3 GiB of real blocks in
 // each of three (fallocate: instant, no data written), 9 GiB in all. The output is computed only if all of
 // it was granted and the run is still alive 3 s later, so today it is accepted. The space comes back when
-// the process dies.
+// the process dies. The working directory is now a tmpfs of the run's disk limit (grader/sandbox/workspace.py):
+// the reservation fails with ENOSPC and the output stays unwritten (wrong_answer); a watchdog kill is also fine.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
