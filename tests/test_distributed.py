@@ -2,12 +2,13 @@
 
 The fixtures start a throwaway PostgreSQL cluster (initdb + pg_ctl, as the postgres user when run as root)
 and a Redis with its append-only file, both on loopback on free ports in a temporary folder, and three
-Celery workers (`python -m grader.scale.distributed worker`, CPU track) standing in for three hosts, each with
+Celery workers (`python -m grader.cli.scale worker`, CPU track) standing in for three hosts, each with
 its own build cache. Everything is stopped afterwards. The tests skip, saying why, where the binaries or
 the Python packages (celery, redis, psycopg) are missing: `.ci/services-setup.sh` installs the binaries.
 
-The jobs are tiny: a small softmax problem written here (three little tests) and small .cpp sources, with a
-short time limit for the ones that hang, so the whole module takes about a minute on two cores.
+The jobs are tiny: conftest's softmax-mini (three little tests) and small .cpp sources, with a short time
+limit for the ones that hang, so the whole module takes a few minutes on two cores. Each test stands alone:
+none counts on what another left in the database or the broker, so they pass in any order.
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
+from conftest import MINI_PROBLEM as PROBLEM
+from conftest import write_mini_problem
 
 pytest.importorskip("celery", reason="celery is not installed (pip install 'kerneljudge[distributed]')")
 pytest.importorskip("redis", reason="the redis client is not installed (pip install 'kerneljudge[distributed]')")
 pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'kerneljudge[distributed]')")
 
 REPO = Path(__file__).resolve().parents[1]
-PROBLEM = "softmax-mini"
 VISIBILITY_TIMEOUT_S = 12  # a dead worker's job goes back to the queue after this long
 SWEEP_S = 2  # how often the workers look for jobs the broker lost
 HANG_LIMIT_S = 1.5
@@ -209,7 +210,7 @@ class Redis:
 
 
 class Workers:
-    """`python -m grader.scale.distributed worker` processes, one per pretend host, each its own process group."""
+    """`python -m grader.cli.scale worker` processes, one per pretend host, each its own process group."""
 
     def __init__(self, folder: Path, env: dict):
         self.folder, self.env = folder, env
@@ -221,7 +222,7 @@ class Workers:
         env = {**self.env, "KERNELJUDGE_CACHE": str(host / "cache"), "KERNELJUDGE_DATA": str(host / "data")}
         log = open(host / "worker.log", "a")
         self.processes[name] = subprocess.Popen(
-            [sys.executable, "-m", "grader.scale.distributed", "worker", "--queue", "cpu", "--name", name],
+            [sys.executable, "-m", "grader.cli.scale", "worker", "--queue", "cpu", "--name", name],
             cwd=REPO,
             env=env,
             stdout=log,
@@ -258,22 +259,6 @@ class Workers:
                 process.wait(10)
 
 
-def write_problem(root: Path) -> None:
-    """A softmax with three small tests: the same checks as the real one, a fraction of the time."""
-    spec = yaml.safe_load((REPO / "problems" / "softmax" / "problem.yaml").read_text())
-    spec["tests"] = [
-        {"name": "tiny_odd", "sizes": {"M": 3, "N": 5}},
-        {"name": "primes", "sizes": {"M": 37, "N": 1013}},
-        {"name": "large_logits", "sizes": {"M": 7, "N": 999}, "inputs": {"input": {"low": -1e4, "high": 1e4}}},
-    ]
-    spec["benchmarks"] = {"cpu": [{"name": "small", "sizes": {"M": 64, "N": 1024}}]}
-    spec["time_limit_s"] = 20
-    folder = root / PROBLEM
-    folder.mkdir(parents=True)
-    (folder / "problem.yaml").write_text(yaml.safe_dump(spec))
-    shutil.copy(REPO / "problems" / "softmax" / "reference.py", folder / "reference.py")
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     missing = [
@@ -296,7 +281,7 @@ def cluster(tmp_path_factory):
     try:
         db_url = postgres.start()
         redis_server.start()
-        write_problem(folder / "problems")
+        write_mini_problem(folder / "problems")
         env = {
             "KERNELJUDGE_BROKER": redis_server.url,
             "KERNELJUDGE_DB": db_url,
@@ -308,9 +293,9 @@ def cluster(tmp_path_factory):
             ),
         }
         os.environ.update(env)
-        from grader.scale import distributed
+        from grader.scale import celery_app
 
-        distributed.configure()
+        celery_app.configure()
         workers = Workers(folder, {**os.environ, **env})
         names = [f"host{i}@kerneljudge-test" for i in range(1, WORKERS + 1)]
         for name in names:
@@ -322,7 +307,6 @@ def cluster(tmp_path_factory):
             "workers": workers,
             "names": names,
             "folder": folder,
-            "distributed": distributed,
         }
     finally:
         if workers:
@@ -356,12 +340,10 @@ def job_rows(db_url: str, ids) -> dict[str, dict]:
     from sqlalchemy import select
 
     from grader.records import storage
-    from grader.scale import distributed
+    from grader.records.schema import grading_jobs
 
     with storage.engine(db_url).connect() as connection:
-        rows = connection.execute(
-            select(distributed.grading_jobs).where(distributed.grading_jobs.c.job_id.in_(list(ids)))
-        ).all()
+        rows = connection.execute(select(grading_jobs).where(grading_jobs.c.job_id.in_(list(ids)))).all()
     return {row.job_id: dict(row._mapping) for row in rows}
 
 
@@ -412,14 +394,21 @@ def finished(db_url: str, ids) -> int:
 # --- the tests -------------------------------------------------------------------------------------------------
 
 
+def runs_logged(cluster, job_id: str) -> int:
+    """How many runs of the job the workers have finished (each logs one line naming it)."""
+    return sum(log.count(f"job {job_id} ") for log in map(cluster["workers"].log, cluster["names"]))
+
+
 def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
-    distributed, db = cluster["distributed"], cluster["db"]
+    from grader.scale import client, monitor
+
+    db = cluster["db"]
     plan = ["accepted"] * 27 + ["wrong_answer"] * 15 + ["runtime_error"] * 12 + ["timeout"] * 6
     jobs = [make_job(kind, n, user=f"user{n % 7}") for n, kind in enumerate(plan)]
     expected = {job.id: kind for job, kind in zip(jobs, plan)}
     started = time.monotonic()
     for job in jobs:
-        distributed.enqueue(job, "cpu")
+        client.enqueue(job, "cpu")
 
     wait_until(
         lambda: finished(db, expected) >= 15, 180, "15 jobs to finish", explain=lambda: explain(cluster, expected)
@@ -454,7 +443,7 @@ def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
         assert stored.source == job.source and stored.verdict.status == expected[job.id]
     assert {row["worker"] for row in rows.values()} == set(cluster["names"]), "all three hosts took jobs"
 
-    status = {row["queue"]: row for row in distributed.queue_status(db)}
+    status = {row["queue"]: row for row in monitor.queue_status(db)}
     assert status["cpu"]["queued"] == 0 and status["cpu"]["running"] == 0
     assert status["cpu"]["done"] >= len(jobs) and status["cpu"]["workers"] == WORKERS
     print(
@@ -464,28 +453,29 @@ def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
 
 
 def test_a_job_delivered_twice_is_graded_where_needed_and_recorded_once(cluster):
-    distributed, db = cluster["distributed"], cluster["db"]
+    from grader.scale import client
+    from grader.scale.celery_app import TASK, celery_app
+
+    db = cluster["db"]
     job = make_job("accepted", 1000, user="twice", slow_ms=300)
-    distributed.enqueue(job, "cpu")
-    distributed.grade.apply_async(args=[job.to_dict()], queue="cpu")  # a second delivery of the same job
-    row = distributed.wait_for(job.id, timeout_s=60, db_url=db)
+    client.enqueue(job, "cpu")
+    celery_app.send_task(TASK, args=[job.to_dict()], queue="cpu")  # a second delivery of the same job
+    row = client.wait_for(job.id, timeout_s=60, db_url=db)
     assert row and row["state"] == "done" and row["status"] == "accepted"
-    time.sleep(3)  # let the second run finish (or find the record)
-    distributed.grade.apply_async(args=[job.to_dict()], queue="cpu")  # and a third, long after
-    wait_until(
-        lambda: sum(log.count(f"job {job.id}") for log in map(cluster["workers"].log, cluster["names"])) >= 3,
-        60,
-        "three runs of the job",
-    )
+    wait_until(lambda: runs_logged(cluster, job.id) >= 2, 60, "the second run to finish (or find the record)")
+    celery_app.send_task(TASK, args=[job.to_dict()], queue="cpu")  # and a third, long after
+    wait_until(lambda: runs_logged(cluster, job.id) >= 3, 60, "three runs of the job")
     assert submission_counts(db, [job.id]) == {job.id: 1}
     logs = "".join(map(cluster["workers"].log, cluster["names"]))
     assert f"job {job.id} was recorded already" in logs, "a redelivered job whose verdict is stored is not graded"
 
 
 def test_a_killed_workers_job_finishes_on_another_worker_recorded_once(cluster):
-    distributed, db, workers = cluster["distributed"], cluster["db"], cluster["workers"]
+    from grader.scale import client
+
+    db, workers = cluster["db"], cluster["workers"]
     job = make_job("accepted", 2000, user="survivor", slow_ms=1000)  # about 6 s of running
-    distributed.enqueue(job, "cpu")
+    client.enqueue(job, "cpu")
     running = wait_until(
         lambda: (job_rows(db, [job.id]).get(job.id) or {}).get("state") == "running" and job_rows(db, [job.id])[job.id],
         60,
@@ -493,10 +483,9 @@ def test_a_killed_workers_job_finishes_on_another_worker_recorded_once(cluster):
         poll_s=0.1,
     )
     victim = running["worker"]
-    time.sleep(1.0)  # well inside the job
-    workers.kill(victim)
+    workers.kill(victim)  # while it grades: the row says running from just before the grading starts
     try:
-        row = distributed.wait_for(job.id, timeout_s=VISIBILITY_TIMEOUT_S + 90, db_url=db)
+        row = client.wait_for(job.id, timeout_s=VISIBILITY_TIMEOUT_S + 90, db_url=db)
         assert row is not None, "the killed worker's job never finished"
         assert row["state"] == "done" and row["status"] == "accepted"
         assert row["worker"] != victim and row["attempts"] == 2
@@ -509,10 +498,12 @@ def test_a_killed_workers_job_finishes_on_another_worker_recorded_once(cluster):
 def test_a_job_the_broker_lost_is_sent_again(cluster):
     """The broker can lose a message (Redis stopping between handing it out and recording it as unacknowledged):
     the job table still has it as queued, and the workers' sweeper sends it again."""
-    distributed, db = cluster["distributed"], cluster["db"]
+    from grader.scale import client, job_table
+
+    db = cluster["db"]
     job = make_job("wrong_answer", 3000, user="lost")
-    distributed._mark(job, "cpu", db, state="queued")  # recorded as queued, never published
-    row = distributed.wait_for(job.id, timeout_s=60 + 4 * SWEEP_S, db_url=db)
+    job_table.mark(job, "cpu", db, state="queued")  # recorded as queued, never published
+    row = client.wait_for(job.id, timeout_s=60 + 4 * SWEEP_S, db_url=db)
     assert row is not None, "the lost job was never sent again"
     assert row["state"] == "done" and row["status"] == "wrong_answer" and row["attempts"] == 1
     assert submission_counts(db, [job.id]) == {job.id: 1}
@@ -520,13 +511,65 @@ def test_a_job_the_broker_lost_is_sent_again(cluster):
     assert f"job {job.id} (cpu) was queued but the broker no longer held it: sent it again" in logs
 
 
+def test_a_job_whose_verdict_cannot_be_recorded_is_marked_failed_not_left_running(cluster):
+    """A database that refuses the verdict (here a CHECK constraint; in life, a value PostgreSQL cannot hold)
+    fails the job with the reason, instead of leaving it running for the sweeper to send again forever."""
+    import psycopg
+
+    from grader.scale import client
+
+    db = cluster["db"]
+    server = db.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(server, autocommit=True) as connection:
+        connection.execute("""ALTER TABLE submissions ADD CONSTRAINT test_refuses CHECK ("user" <> 'unrecordable')""")
+    try:
+        job = make_job("wrong_answer", 4000, user="unrecordable")
+        client.enqueue(job, "cpu")
+        row = client.wait_for(job.id, timeout_s=90, db_url=db)
+    finally:
+        with psycopg.connect(server, autocommit=True) as connection:
+            connection.execute("ALTER TABLE submissions DROP CONSTRAINT test_refuses")
+    assert row is not None, f"the job never finished: {job_rows(db, [job.id]).get(job.id)}"
+    assert row["state"] == "failed" and row["attempts"] == 1
+    assert row["error"].startswith("recording its verdict (wrong_answer): IntegrityError"), row["error"]
+    assert submission_counts(db, [job.id]) == {}
+
+
+def test_a_job_with_a_source_that_is_not_text_is_refused_by_the_worker(cluster):
+    """A job published without the client's checks (an old client, a hand-made message) with a NUL byte in its
+    source: PostgreSQL could not store it, so the worker refuses it and says why."""
+    from sqlalchemy import insert
+
+    from grader.records import storage
+    from grader.records.schema import grading_jobs
+    from grader.scale import client, jobs
+    from grader.scale.celery_app import send
+
+    db = cluster["db"]
+    payload = {**make_job("accepted", 5000).to_dict(), "id": jobs.new_id(), "filename": "nul.cpp"}
+    payload["source"] += "// \x00\n"
+    row = {k: payload[k] for k in ("problem", "track", "mode", "user", "filename")}
+    with storage.engine(db).begin() as connection:
+        connection.execute(
+            insert(grading_jobs).values(job_id=payload["id"], queue="cpu", state="queued", attempts=0, worker="", **row)
+        )
+    send(payload, "cpu", payload["id"])
+    done = client.wait_for(payload["id"], timeout_s=60, db_url=db)
+    assert done is not None and done["state"] == "failed", job_rows(db, [payload["id"]])
+    assert done["error"].startswith("refused: SourceError: nul.cpp: a NUL byte at line"), done["error"]
+    assert submission_counts(db, [payload["id"]]) == {}
+
+
 def test_enqueue_wait_and_queue_status_commands(cluster, tmp_path):
+    from grader.scale import monitor
+
+    done_before = {row["queue"]: row for row in monitor.queue_status(cluster["db"], with_workers=False)}
     source = tmp_path / "wrong.cpp"
     source.write_text(WRONG.replace("{n}", "cli"))
     command = [
         sys.executable,
         "-m",
-        "grader.scale.distributed",
+        "grader.cli.scale",
         "enqueue",
         PROBLEM,
         str(source),
@@ -544,7 +587,7 @@ def test_enqueue_wait_and_queue_status_commands(cluster, tmp_path):
     verdict = json.loads(result.stdout)
     assert verdict["status"] == "wrong_answer" and verdict["user"] == "cli"
     status = subprocess.run(
-        [sys.executable, "-m", "grader.scale.distributed", "queue", "status", "--json"],
+        [sys.executable, "-m", "grader.cli.scale", "queue", "status", "--json"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -552,4 +595,21 @@ def test_enqueue_wait_and_queue_status_commands(cluster, tmp_path):
     )
     assert status.returncode == 0, status.stderr
     cpu = {row["queue"]: row for row in json.loads(status.stdout)}["cpu"]
-    assert cpu["done"] >= 60 and cpu["queued"] == 0 and cpu["workers"] == WORKERS
+    assert cpu["done"] >= done_before.get("cpu", {}).get("done", 0) + 1
+    assert cpu["queued"] == 0 and cpu["workers"] == WORKERS
+
+
+def test_waiting_gives_up_after_its_timeout_and_says_where_the_job_is(cluster, tmp_path):
+    from grader.scale import client
+
+    assert client.DEFAULT_WAIT_S == 3600 and client.wait_for.__defaults__[0] == client.DEFAULT_WAIT_S
+    source = tmp_path / "k.cpp"
+    source.write_text(WRONG.replace("{n}", "nobody"))
+    command = [sys.executable, "-m", "grader.cli.scale", "enqueue", PROBLEM, str(source), "--queue", "nobody"]
+    result = subprocess.run(
+        [*command, "--wait", "--timeout", "2"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    said = " ".join(result.stderr.split())
+    assert result.returncode == 1, result.stderr
+    assert "no verdict within 2 s: job " in said and " stays queued on nobody and will be graded" in said, said
+    assert "`grader show-submission " in said

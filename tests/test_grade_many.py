@@ -1,20 +1,24 @@
 """`grader grade-many` on one host (CPU track here): the same verdicts as grading one by one, identical
-sources graded once, and a stopped run resumed where it stopped.
+sources graded once, a stopped run resumed where it stopped (from the output file or the database), files
+refused at intake reported and left out, a full disk reported, and a SIGKILL that leaves nothing running.
 
-A small softmax problem (the real one's checks, three little tests) is written for these tests, so a
-grading takes a fraction of a second; the sources are the repository's CPU fixtures and solution rungs.
+The problem is conftest's softmax-mini (the real one's checks, three little tests), so a grading takes a
+fraction of a second; the sources are the repository's CPU fixtures and solution rungs.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-import yaml
+from conftest import MINI_PROBLEM as PROBLEM
 from conftest import read_fixture
 from sqlalchemy import delete, func, select
 
@@ -22,34 +26,22 @@ from grader.judge import pipeline
 from grader.problems.spec import load_problem
 from grader.records import storage
 from grader.records.schema import submissions
-from grader.scale import grade_many
+from grader.scale import batch_input, grade_many, jobs
+from grader.scale.jobs import Job, SourceError
 
 REPO = Path(__file__).resolve().parents[1]
-PROBLEM = "softmax-mini"
 TIME_LIMIT_S = 1.5
 RIGHT = (REPO / "solutions" / "softmax" / "01_naive.cpp").read_text()
 WRONG = (REPO / "tests" / "fixtures" / "softmax" / "wrong_scale.cpp").read_text()
+HANGING = (
+    "void solve(const float* input, float* output, int M, int N) { volatile long s = 0; while (true) s = s + 1; }\n"
+)
+GRADE_MANY = [sys.executable, "-m", "grader.cli.scale", "grade-many"]
 
 
 @pytest.fixture
-def problems(tmp_path, monkeypatch):
-    """A problems root holding softmax-mini; a private build cache and data folder."""
-    spec = yaml.safe_load((REPO / "problems" / "softmax" / "problem.yaml").read_text())
-    spec["tests"] = [
-        {"name": "tiny_odd", "sizes": {"M": 3, "N": 5}},
-        {"name": "primes", "sizes": {"M": 37, "N": 1013}},
-        {"name": "large_logits", "sizes": {"M": 7, "N": 999}, "inputs": {"input": {"low": -1e4, "high": 1e4}}},
-    ]
-    spec["benchmarks"] = {"cpu": [{"name": "small", "sizes": {"M": 64, "N": 1024}}]}
-    folder = tmp_path / "problems" / PROBLEM
-    folder.mkdir(parents=True)
-    (folder / "problem.yaml").write_text(yaml.safe_dump(spec))
-    shutil.copy(REPO / "problems" / "softmax" / "reference.py", folder / "reference.py")
-    monkeypatch.setenv("KERNELJUDGE_PROBLEMS", str(tmp_path / "problems"))
-    monkeypatch.setenv("KERNELJUDGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("KERNELJUDGE_DATA", str(tmp_path / "data"))
-    monkeypatch.delenv("KERNELJUDGE_DB", raising=False)
-    return tmp_path
+def problems(mini_problem):
+    return mini_problem
 
 
 def lines(path: Path) -> list[dict]:
@@ -61,11 +53,9 @@ def stored_ids(db: str) -> list[str]:
         return [row[0] for row in connection.execute(select(submissions.c.submission_id))]
 
 
-def run(folder: Path, out: Path, db: str, **options) -> grade_many.Summary:
-    items, _notes = grade_many.collect(folder, mode="test", time_limit_s=TIME_LIMIT_S, out=out, tracks=["cpu"])
-    return grade_many.grade_many(
-        items, out=out, db_url=db, show_progress=False, cpu_workers=2, compile_workers=2, **options
-    )
+def run(folder: Path, out: Path | None, db: str, **options) -> grade_many.Summary:
+    batch = batch_input.collect(folder, mode="test", time_limit_s=TIME_LIMIT_S, out=out, tracks=["cpu"])
+    return grade_many.grade_many(batch.items, out=out, db_url=db, cpu_workers=2, compile_workers=2, **options)
 
 
 def test_folder_gives_the_verdicts_of_one_by_one_grading(problems):
@@ -79,9 +69,7 @@ def test_folder_gives_the_verdicts_of_one_by_one_grading(problems):
     out, db = problems / "out.jsonl", f"sqlite:///{problems / 'kj.db'}"
     summary_file = problems / "summary.json"
     command = [
-        sys.executable,
-        "-m",
-        "grader.scale.grade_many",
+        *GRADE_MANY,
         str(problems / "in"),
         "--mode",
         "test",
@@ -186,15 +174,15 @@ def test_manifest_gives_users_and_problems(problems):
         )
         + "\n"
     )
-    items, _ = grade_many.collect(manifest, mode="test", out=None, tracks=["cpu"])
-    summary = grade_many.grade_many(items, record=False, show_progress=False, stream=(sink := _Sink()))
+    batch = batch_input.collect(manifest, mode="test", out=None, tracks=["cpu"])
+    summary = grade_many.grade_many(batch.items, record=False, stream=(sink := _Sink()))
     assert (summary.graded, summary.duplicates) == (1, 1)
     assert sorted(line["user"] for line in sink.lines) == ["ann", "ben"]
     assert all(line["status"] == "accepted" for line in sink.lines)
 
     manifest.write_text('{"file": "subs/k.cpp"}\n')
-    with pytest.raises(grade_many.UsageError, match='no "problem"'):
-        grade_many.collect(manifest, tracks=["cpu"])
+    with pytest.raises(batch_input.InputError, match='no "problem"'):
+        batch_input.collect(manifest, tracks=["cpu"])
 
 
 class _Sink:
@@ -206,3 +194,162 @@ class _Sink:
 
     def flush(self) -> None:
         pass
+
+
+def test_without_an_output_file_a_run_again_resumes_from_the_database(problems):
+    folder = problems / "in" / PROBLEM
+    folder.mkdir(parents=True)
+    (folder / "a.cpp").write_text(RIGHT)
+    (folder / "b.cpp").write_text(WRONG)
+    db = f"sqlite:///{problems / 'kj.db'}"
+    first = run(problems / "in", None, db, stream=_Sink())
+    assert (first.graded, first.from_database) == (2, 0)
+
+    again = run(problems / "in", None, db, stream=(printed := _Sink()))  # no --out: the database knows
+    assert (again.graded, again.from_database) == (0, 2)
+    assert sorted(line["status"] for line in printed.lines) == ["accepted", "wrong_answer"]
+
+    empty = problems / "empty.jsonl"
+    empty.write_text("")
+    with_file = run(problems / "in", empty, db)  # a new, empty --out: its own ids, graded once
+    assert (with_file.graded, with_file.from_database) == (2, 0)
+    empty.write_text("")  # emptied (say, lost): its jobs are in the database
+    emptied = run(problems / "in", empty, db)
+    assert (emptied.graded, emptied.from_database) == (0, 2) and len(lines(empty)) == 2
+    assert len(stored_ids(db)) == 4, "each job stored once"
+
+
+def test_sources_are_refused_at_intake_with_a_message_that_says_why(tmp_path):
+    bad = tmp_path / "latin1.cpp"
+    bad.write_bytes(b"// caf\xe9\nvoid solve() {}\n")
+    nul = tmp_path / "nul.cpp"
+    nul.write_bytes(b"void solve() {}\n// \x00\n")
+    big = tmp_path / "big.cpp"
+    big.write_bytes(b"//" + b"x" * (50 << 20) + b"\n")
+    good = tmp_path / "good.cpp"
+    good.write_text("// naïve, in UTF-8\nvoid solve() {}\n")
+
+    with pytest.raises(SourceError) as refused:
+        jobs.read_source(bad)
+    assert str(refused.value) == f"{bad}: not UTF-8 text (byte 0xe9 at line 1, byte 6); save it as UTF-8"
+    with pytest.raises(SourceError) as refused:
+        jobs.read_source(nul)
+    assert str(refused.value) == f"{nul}: a NUL byte at line 2 (byte 19): a source must be text"
+    with pytest.raises(SourceError) as refused:
+        jobs.read_source(big)
+    assert str(refused.value) == f"{big}: 52,428,803 bytes; a source may be at most 1,048,576 bytes (1 MiB)"
+    assert jobs.read_source(good) == good.read_text(encoding="utf-8")
+
+    job = dict(problem=PROBLEM, track="cpu", filename="k.cpp", user="u", mode="test")
+    with pytest.raises(SourceError, match=r"k\.cpp: a NUL byte at line 1"):
+        Job(source="void solve();\x00", **job)  # the Python API (a training loop) is checked too
+    with pytest.raises(SourceError, match=r"k\.cpp: not UTF-8 text"):
+        Job(source=b"caf\xe9".decode("utf-8", "surrogateescape"), **job)
+    text = "// caf\u00e9\nvoid solve() {}\n"
+    assert Job(source=text, **job).source_sha256 == __import__("hashlib").sha256(text.encode()).hexdigest()
+
+
+def test_a_refused_file_is_reported_and_left_out_and_the_rest_graded(problems):
+    folder = problems / "in" / PROBLEM
+    folder.mkdir(parents=True)
+    (folder / "good.cpp").write_text(RIGHT)
+    (folder / "latin1.cpp").write_bytes(RIGHT.encode() + b"// caf\xe9\n")
+    (folder / "nul.cpp").write_bytes(RIGHT.encode() + b"// \x00\n")
+    out, db = problems / "out.jsonl", f"sqlite:///{problems / 'kj.db'}"
+    command = [*GRADE_MANY, str(problems / "in"), "--mode", "test", "--out", str(out), "--db", db, "--quiet"]
+    for attempt in range(2):  # and the same again: the bad files never stop the batch
+        result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 1, result.stderr
+        assert "Traceback" not in result.stderr, result.stderr
+        said = " ".join(result.stderr.split())
+        assert f"refused: {folder / 'latin1.cpp'}: not UTF-8 text (byte 0xe9 at line" in said
+        assert f"refused: {folder / 'nul.cpp'}: a NUL byte at line" in said
+        assert [Path(line["file"]).name for line in lines(out)] == ["good.cpp"], attempt
+        assert lines(out)[0]["status"] == "accepted"
+    assert len(stored_ids(db)) == 1
+
+
+def test_a_full_disk_stops_the_batch_with_a_message_and_a_run_again_finishes_it(problems, small_disk):
+    folder = problems / "in" / PROBLEM
+    folder.mkdir(parents=True)
+    (folder / "a.cpp").write_text(RIGHT)
+    (folder / "b.cpp").write_text(WRONG)
+    out, db = problems / "out.jsonl", f"sqlite:///{small_disk.path / 'kj.db'}"
+    storage.engine(db).dispose()  # the database exists, its disk then fills up
+    small_disk.fill()
+    command = [*GRADE_MANY, str(problems / "in"), "--mode", "test", "--out", str(out), "--db", db, "--quiet"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    said = " ".join(result.stderr.split())
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert f"grade-many stopped: the disk holding the database folder {small_disk.path} is full" in said
+    assert "0 of 2 jobs are done and kept: run the same command again to resume" in said
+
+    small_disk.empty()
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert sorted(line["status"] for line in lines(out)) == ["accepted", "wrong_answer"]
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """{pid: command name} of every process below `pid` (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    names = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+            if rest[0] != "Z":  # a zombie is dead already, waiting for its parent to read its status
+                children.setdefault(int(rest[1]), []).append(int(entry))
+                names[int(entry)] = name
+    found, todo = {}, [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found[child] = names[child]
+            todo.append(child)
+    return found
+
+
+def test_sigkill_takes_every_pool_process_with_it(problems):
+    folder = problems / "in" / PROBLEM
+    folder.mkdir(parents=True)
+    for n in range(2):
+        (folder / f"hang{n}.cpp").write_text(HANGING + f"// {n}\n")
+    command = [*GRADE_MANY, str(problems / "in"), "--mode", "test", "--time-limit", "120", "--workers", "2"]
+    grader = subprocess.Popen([*command, "--no-db", "--quiet"], cwd=REPO, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # until both runners grade (each has the sandboxed program below it)
+            below = _descendants(grader.pid)
+            if sum(1 for name in below.values() if "python" not in name) >= 2 and len(below) >= 6:
+                break
+            assert grader.poll() is None, "grade-many ended before it was killed"
+            time.sleep(0.2)
+        else:
+            raise AssertionError(f"the runners never started: {below}")
+        os.kill(grader.pid, signal.SIGKILL)
+        grader.wait(30)
+        deadline = time.monotonic() + 15
+        while (left := _descendants_of_the_dead(below)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not left, f"still running 15 s after grade-many was killed: {left}"
+    finally:
+        if grader.poll() is None:
+            grader.kill()
+        for pid in _descendants_of_the_dead(below if "below" in locals() else {}):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _descendants_of_the_dead(before: dict[int, str]) -> dict[int, str]:
+    """Which of these processes still run (the same pid with the same name; zombies are dead)."""
+    alive = {}
+    for pid, name in before.items():
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.index("(") + 1 : stat.rindex(")")] == name and stat[stat.rindex(")") + 2] != "Z":
+            alive[pid] = name
+    return alive

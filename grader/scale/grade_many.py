@@ -1,86 +1,53 @@
-"""`grader grade-many INPUT`: grade many submissions on one host, every GPU (or core group) busy.
+"""`grader grade-many`: grade a batch of jobs on one host, every GPU (or core group) busy; resumable.
 
-INPUT is a folder of .cu/.cpp files (the problem is each file's parent folder name, or --problem) or a
-JSON-lines manifest, one `{"problem", "file", "user"}` object a line (optional "track", "mode",
-"time_limit_s"; a relative "file" is relative to the manifest's folder).
-
-How the work is spread:
-- a pool of compile processes (--compile-workers, default every core) builds each submission into the build
-  cache (grader/compiler.py), so compiling the next submissions overlaps running this one;
-- one runner process per GPU (--gpus, default every GPU nvidia-smi lists), pinned with CUDA_VISIBLE_DEVICES,
-  runs, checks and times one submission at a time, so a GPU never times two submissions at once;
-- the CPU track gets --workers runner processes, each pinned to its own group of cores;
+The jobs come from grader/scale/batch_input.py, the processes that grade them from grader/scale/scheduler.py.
+This module ties them together:
 - identical submissions (same source sha256, problem, track, mode, time limit and device) are graded once and
   the verdict is made out to each of them;
-- every result is written as one JSON line (the verdict, plus "file" and "duplicate_of") to --out (default
-  stdout) and stored in the database (--db, else $KERNELJUDGE_DB, else SQLite; --no-db to skip);
-- re-running the same command with the same --out resumes: jobs whose line is in the file are skipped.
+- every result is stored in the database (unless record=False) and then written as one JSON line (the
+  verdict, plus "file" and "duplicate_of") to the output file (or a stream);
+- a job whose line is in the output file, or whose verdict is in the database, is not graded again: a run
+  stopped anywhere (killed, interrupted, a full disk) resumes where it stopped when run again;
+- a full disk or a database that cannot be written stops the batch with BatchStopped, whose message says so
+  and that nothing done is lost.
 
-Grading itself happens only in grader.scale.jobs.run_job; this module only moves jobs and results.
+Grading itself happens only in grader.scale.jobs.run_job; what the batch is doing is told to a Listener (the
+command's progress bar), never printed here.
 """
 
 from __future__ import annotations
 
-import hashlib
+import errno
 import json
-import multiprocessing
 import os
-import subprocess
 import sys
 import time
-from collections import Counter, deque
-from collections.abc import Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
-from rich.text import Text
-
-from grader import settings
-from grader.build import compiler
 from grader.build.toolchain import detect
-from grader.problems.spec import TRACKS, SpecError, load_problem
-from grader.scale import jobs
-from grader.scale.jobs import Job
-
-errors = Console(stderr=True)
-RUN_ATTEMPTS = 2  # a runner process that dies (not the submission: the grader) is replaced once
+from grader.records import storage
+from grader.records.errors import StorageError
+from grader.scale import jobs, scheduler, topology
+from grader.scale.batch_input import Item, finished_ids
 
 
-class UsageError(Exception):
-    """Bad input: the command exits with status 2 and this message."""
-
-
-@dataclass
-class Item:
-    """One job of a batch, with where it came from."""
-
-    job: Job
-    file: str
+class BatchStopped(Exception):
+    """The batch stopped before its end for a reason outside any job (a full disk, a read-only database);
+    str() says why, and that running the same command again resumes."""
 
 
 @dataclass
 class Summary:
     jobs: int = 0
     resumed: int = 0  # found in the output file already
-    from_database: int = 0  # found in the database (a run stopped between storing and writing)
+    from_database: int = 0  # found in the database (stored before its line was written, or no output file)
     graded: int = 0  # distinct gradings done now
     duplicates: int = 0  # jobs that got the verdict of an identical job
     failed: int = 0  # the grader itself failed (not the submission): no verdict
+    refused: int = 0  # entries refused at intake (see batch_input), set by the caller
     statuses: Counter = field(default_factory=Counter)
     stages_s: Counter = field(default_factory=Counter)  # summed over the gradings done now
     wall_s: float = 0.0
@@ -97,6 +64,7 @@ class Summary:
             "graded": self.graded,
             "duplicates": self.duplicates,
             "failed": self.failed,
+            "refused": self.refused,
             "statuses": dict(self.statuses),
             "stages_s": {k: round(v, 3) for k, v in self.stages_s.items()},
             "wall_s": round(self.wall_s, 3),
@@ -104,257 +72,17 @@ class Summary:
         }
 
 
-# --- reading the input -----------------------------------------------------------------------------------------
+class Listener:
+    """What a batch tells whoever watches it; this one ignores it all."""
 
+    def started(self, total: int, done: int) -> None:
+        """`total` jobs, `done` of them found done already."""
 
-def runnable_tracks() -> list[str]:
-    tools = detect()
-    return [t for t in TRACKS if (t == "cpu" and tools.gxx) or (t == "cuda" and tools.gpu and tools.nvcc)]
+    def advanced(self, count: int, summary: Summary) -> None:
+        """`count` more jobs have their verdict (written out)."""
 
-
-def collect(
-    input_path: Path,
-    *,
-    problem: str | None = None,
-    tracks: Iterable[str] | None = None,
-    mode: str = "submit",
-    user: str = "anonymous",
-    time_limit_s: float | None = None,
-    out: Path | None = None,
-) -> tuple[list[Item], list[str]]:
-    """The jobs named by a folder or a manifest, and notes on what was left out.
-
-    With an output file, job ids are derived from (output file, entry, problem, track, mode, user, time limit,
-    source), so the same command finds the same ids again when it resumes; without one they are fresh.
-    """
-    tracks = list(tracks or runnable_tracks())
-    if input_path.is_dir():
-        entries = _folder_entries(input_path, problem, mode, user, time_limit_s)
-    elif input_path.is_file():
-        entries = _manifest_entries(input_path, problem, mode, user, time_limit_s)
-    else:
-        raise UsageError(f"no such file or folder: {input_path}")
-    items, notes, left_out = [], [], Counter()
-    for entry, path, fields in entries:
-        if fields["track"] not in tracks:
-            left_out[fields["track"]] += 1
-            continue
-        try:
-            source = jobs.read_source(path)
-        except OSError as error:
-            raise UsageError(f"{entry}: cannot read {path}: {error.strerror}")
-        job = Job(source=source, filename=path.name, **fields, id=jobs.new_id())
-        if out is not None:
-            job = Job(**{**job.to_dict(), "id": _stable_id(out, entry, job)})
-        items.append(Item(job, str(path)))
-    for track, count in sorted(left_out.items()):
-        notes.append(
-            f"{count} {track}-track file(s) left out: this machine runs the "
-            f"{' and '.join(tracks) or 'no'} track(s) (choose with --track)"
-        )
-    _check_problems(items)
-    return items, notes
-
-
-def _folder_entries(folder: Path, problem, mode, user, time_limit_s):
-    files = sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file()
-        and compiler.track_for(p)
-        and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)
-    )
-    if not files:
-        raise UsageError(f"{folder} holds no .cu or .cpp file")
-    for path in files:
-        fields = {
-            "problem": problem or path.parent.name,
-            "track": compiler.track_for(path),
-            "mode": mode,
-            "user": user,
-            "time_limit_s": time_limit_s,
-        }
-        yield str(path.resolve()), path, fields
-
-
-def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s):
-    for number, line in enumerate(manifest.read_text().splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        where = f"{manifest}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise UsageError(f"{where}: not JSON: {error.msg}")
-        if not isinstance(record, dict) or "file" not in record:
-            raise UsageError(f'{where}: expected an object with "file" (and "problem", "user")')
-        path = Path(record["file"])
-        path = path if path.is_absolute() else manifest.parent / path
-        chosen = record.get("problem") or problem
-        if not chosen:
-            raise UsageError(f'{where}: no "problem" (give it in the line or with --problem)')
-        track = record.get("track") or compiler.track_for(path)
-        if track not in TRACKS:
-            raise UsageError(f'{where}: cannot tell the track of {path.name} (give "track": cuda or cpu)')
-        fields = {
-            "problem": chosen,
-            "track": track,
-            "mode": record.get("mode", mode),
-            "user": str(record.get("user", user)),
-            "time_limit_s": record.get("time_limit_s", time_limit_s),
-        }
-        if fields["mode"] not in jobs.MODES:
-            raise UsageError(f"{where}: unknown mode {fields['mode']!r}")
-        yield f"{manifest.resolve()}:{number}", path, fields
-
-
-def _stable_id(out: Path, entry: str, job: Job) -> str:
-    key = "\0".join(
-        [
-            "kerneljudge grade-many",
-            str(out.resolve()),
-            entry,
-            job.problem,
-            job.track,
-            job.mode,
-            job.user,
-            repr(job.time_limit_s),
-            job.source_sha256,
-        ]
-    )
-    return jobs.id_from_hex(hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest())
-
-
-def _check_problems(items: list[Item]) -> None:
-    for slug in sorted({item.job.problem for item in items}):
-        try:
-            load_problem(slug)
-        except SpecError as error:
-            raise UsageError(str(error))
-
-
-def finished_ids(out: Path) -> set[str]:
-    """Ids of the jobs whose verdict line is in `out`; a torn last line (a run killed mid-write) is cut off."""
-    if not out.exists():
-        return set()
-    data = out.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(out, "r+b") as f:
-            f.truncate(data.rfind(b"\n") + 1)
-        data = data[: data.rfind(b"\n") + 1]
-    done = set()
-    for line in data.decode("utf-8", "replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and record.get("status") and record.get("submission_id"):
-            done.add(record["submission_id"])
-    return done
-
-
-# --- the processes ---------------------------------------------------------------------------------------------
-
-
-def visible_gpus() -> list[str]:
-    """GPU ids to pin runners to: $CUDA_VISIBLE_DEVICES where set, else every GPU nvidia-smi lists."""
-    if os.environ.get("CUDA_VISIBLE_DEVICES", "").strip():
-        return [g.strip() for g in os.environ["CUDA_VISIBLE_DEVICES"].split(",") if g.strip()]
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [line.strip() for line in out.splitlines() if line.strip().isdigit()]
-
-
-def core_groups(count: int) -> list[list[int]]:
-    """This process's cores split into `count` groups of adjacent cores (as even as they go)."""
-    cores = sorted(os.sched_getaffinity(0))
-    count = max(1, min(count, len(cores)))
-    size, extra = divmod(len(cores), count)
-    groups, start = [], 0
-    for index in range(count):
-        end = start + size + (1 if index < extra else 0)
-        groups.append(cores[start:end])
-        start = end
-    return groups
-
-
-def _adopt(environment: dict) -> None:
-    """Runs first in each pool process: the caller's environment now (the fork server keeps the one it began
-    with)."""
-    os.environ.clear()
-    os.environ.update(environment)
-
-
-def _pin(environment: dict, gpu: str | None, cores: list[int] | None) -> None:
-    """Runs first in each runner process: one GPU, or one group of cores (inherited by the harness)."""
-    _adopt(environment)
-    if gpu is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = gpu  # this process and a local sandbox's harness
-        settings.GPU.set(gpu)  # the container sandbox's --gpus device=N
-    if cores:
-        os.sched_setaffinity(0, cores)
-        os.environ["OMP_NUM_THREADS"] = str(len(cores))
-        try:
-            import torch
-
-            torch.set_num_threads(len(cores))
-        except ImportError:
-            pass
-
-
-def _compile(job: dict) -> dict:
-    """In the compile pool: build into the cache; a submission that does not compile is judged right here."""
-    job = Job.from_dict(job)
-    build = jobs.compile_job(job)
-    return {"build": build, "result": None if build["ok"] else jobs.run_job(job)}
-
-
-def _run(job: dict) -> dict:
-    """In a runner: run, check and time one job (its library is in the build cache by now)."""
-    return jobs.run_job(Job.from_dict(job))
-
-
-@dataclass
-class Runner:
-    track: str
-    label: str  # "gpu 0", "cores 0-3"
-    gpu: str | None
-    cores: list[int] | None
-    pool: ProcessPoolExecutor | None = None
-    busy: str | None = None  # the grading key it is running
-
-    def start(self, context) -> None:
-        self.pool = ProcessPoolExecutor(
-            1, mp_context=context, initializer=_pin, initargs=(dict(os.environ), self.gpu, self.cores)
-        )
-
-    def restart(self, context) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        self.start(context)
-
-
-def make_runners(tracks: set[str], gpus: list[str], cpu_workers: int) -> list[Runner]:
-    runners = []
-    if "cuda" in tracks:
-        if not gpus:
-            raise UsageError("CUDA-track jobs, but no GPU is visible (nvidia-smi lists none; name them with --gpus)")
-        runners += [Runner("cuda", f"gpu {g}", g, None) for g in gpus]
-    if "cpu" in tracks:
-        groups = core_groups(cpu_workers)
-        runners += [Runner("cpu", f"cores {g[0]}-{g[-1]}" if len(g) > 1 else f"core {g[0]}", None, g) for g in groups]
-    return runners
-
-
-# --- the batch -------------------------------------------------------------------------------------------------
-
-
-class _Rate(ProgressColumn):
-    def render(self, task) -> Text:
-        return Text(f"{task.speed * 3600:,.0f}/h" if task.speed else "–/h", style="progress.data.speed")
+    def failed(self, file: str, error: str) -> None:
+        """The grader failed on the job of `file` (no verdict; graded again on the next run)."""
 
 
 def grade_many(
@@ -367,298 +95,106 @@ def grade_many(
     compile_workers: int | None = None,
     record: bool = True,
     db_url: str | None = None,
-    show_progress: bool = True,
+    listener: Listener | None = None,
 ) -> Summary:
     """Grade `items` as the module docstring says; results go to `out` (appended) or `stream` (stdout)."""
     started = time.monotonic()
+    listener = listener or Listener()
     summary = Summary(jobs=len(items))
     done = finished_ids(out) if out else set()
     pending = [item for item in items if item.job.id not in done]
     summary.resumed = len(items) - len(pending)
-
-    sink = open(out, "a", encoding="utf-8", errors="surrogateescape") if out else (stream or sys.stdout)
+    sink = open(out, "a", encoding="utf-8") if out else (stream or sys.stdout)
     try:
 
         def emit(item: Item, result: dict, leader: Item | None = None, stored: bool = False) -> None:
             result = jobs.for_job(result, item.job)
-            if record and not stored:
-                jobs.record_once(item.job, result, db_url)
             line = {**result, "file": item.file, "duplicate_of": leader.job.id if leader else None}
-            sink.write(json.dumps(line) + "\n")
-            sink.flush()
-            if out:
-                os.fsync(sink.fileno())
+            try:
+                if record and not stored:
+                    jobs.record_once(item.job, result, db_url)
+                sink.write(json.dumps(line) + "\n")
+                sink.flush()
+                if out:
+                    os.fsync(sink.fileno())
+            except (StorageError, OSError) as error:
+                raise _stopped(error, out, summary) from error
             summary.statuses[result["status"]] += 1
 
-        if record and done:  # resuming: a job stored before its line was written is not graded again
-            still = []
-            for item in pending:
-                stored = jobs.stored_result(item.job.id, db_url)
-                if stored is None:
-                    still.append(item)
-                else:
-                    emit(item, stored, stored=True)
-                    summary.from_database += 1
-            pending = still
+        if record and pending:  # a job stored before its line was written (or with no file) is not graded again
+            try:
+                stored_ids = jobs.recorded_ids([item.job.id for item in pending], db_url)
+            except StorageError as error:
+                raise _stopped(error, out, summary) from error
+            for item in [item for item in pending if item.job.id in stored_ids]:
+                emit(item, jobs.stored_result(item.job.id, db_url) or {}, stored=True)
+                summary.from_database += 1
+            pending = [item for item in pending if item.job.id not in stored_ids]
+        if record and pending:
+            try:
+                storage.check_writable(db_url)  # before hours of grading, not after the first of them
+            except StorageError as error:
+                raise _stopped(error, out, summary) from error
 
         groups: dict[tuple, list[Item]] = {}
         devices = _devices({item.job.track for item in pending})
         for item in pending:
             groups.setdefault(item.job.grading_key(devices[item.job.track]), []).append(item)
+        listener.started(len(items), len(items) - len(pending))
 
-        with _progress(show_progress) as progress:
-            task = progress.add_task("grading", total=len(items), completed=len(items) - len(pending))
-
-            def finish(key: tuple, result: dict | None, compile_info: dict | None, error: str = "") -> None:
-                members = groups[key]
-                if result is None:
-                    summary.failed += len(members)
-                    errors.print(f"[red]grader failure[/red] on {members[0].file}: {error}")
-                    progress.advance(task, len(members))
-                    return
-                if compile_info and not compile_info["cached"]:
-                    stages = dict(result.get("stages_s", {}))
-                    stages["total"] = round(
-                        stages.get("total", 0.0) - stages.get("compile", 0.0) + compile_info["seconds"], 3
-                    )
-                    stages["compile"] = compile_info["seconds"]
-                    result = {**result, "stages_s": stages}
-                summary.graded += 1
-                summary.stages_s.update(result.get("stages_s", {}))
-                for index, member in enumerate(members):
-                    emit(member, result, leader=members[0] if index else None)
-                summary.duplicates += len(members) - 1
-                progress.advance(task, len(members))
-                progress.update(task, description=_describe(summary))
-
-            if groups:
-                _dispatch(
-                    groups,
-                    finish,
-                    gpus if gpus is not None else visible_gpus(),
-                    cpu_workers,
-                    compile_workers or os.cpu_count() or 1,
+        def finish(key: tuple, result: dict | None, compile_info: dict | None, error: str) -> None:
+            members = groups[key]
+            if result is None:
+                summary.failed += len(members)
+                listener.failed(members[0].file, error)
+                listener.advanced(len(members), summary)
+                return
+            if compile_info and not compile_info["cached"]:
+                stages = dict(result.get("stages_s", {}))
+                stages["total"] = round(
+                    stages.get("total", 0.0) - stages.get("compile", 0.0) + compile_info["seconds"], 3
                 )
+                stages["compile"] = compile_info["seconds"]
+                result = {**result, "stages_s": stages}
+            summary.graded += 1
+            summary.stages_s.update(result.get("stages_s", {}))
+            for index, member in enumerate(members):
+                emit(member, result, leader=members[0] if index else None)
+            summary.duplicates += len(members) - 1
+            listener.advanced(len(members), summary)
+
+        if groups:
+            leaders = {key: members[0].job for key, members in groups.items()}
+            scheduler.dispatch(
+                leaders,
+                finish,
+                gpus if gpus is not None else topology.visible_gpus(),
+                cpu_workers,
+                compile_workers or os.cpu_count() or 1,
+            )
     finally:
         if out:
-            sink.close()
+            try:
+                sink.close()
+            except OSError:  # the disk is full: what could not be written is graded again next time
+                pass
     summary.wall_s = time.monotonic() - started
     return summary
+
+
+def _stopped(error: Exception, out: Path | None, summary: Summary) -> BatchStopped:
+    if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+        reason = f"the disk holding {out or 'the output'} is full: the last result could not be written"
+    elif isinstance(error, OSError):
+        reason = f"cannot write {out or 'the output'}: {error.strerror}"
+    else:
+        reason = str(error)
+    kept = summary.resumed + sum(summary.statuses.values())
+    return BatchStopped(
+        f"{reason}; {kept} of {summary.jobs} jobs are done and kept: run the same command again to resume"
+    )
 
 
 def _devices(tracks: set[str]) -> dict[str, str]:
     tools = detect()
     return {t: (tools.gpu.name if t == "cuda" and tools.gpu else tools.cpu_model) for t in tracks}
-
-
-def _describe(summary: Summary) -> str:
-    shown = ", ".join(f"{count} {status}" for status, count in summary.statuses.most_common(3))
-    return f"grading ({shown})" if shown else "grading"
-
-
-def _progress(show: bool) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        _Rate(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=errors,
-        disable=not show,
-        speed_estimate_period=120,
-    )
-
-
-def _context():
-    """Processes forked from a fork server that imported the grading code once: a fresh runner starts in
-    milliseconds, and nothing is forked from this process, which holds threads (the progress bar)."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["grader.scale.jobs"])
-    return context
-
-
-def _dispatch(groups: dict[tuple, list[Item]], finish, gpus: list[str], cpu_workers: int, compile_workers: int) -> None:
-    context = _context()
-    tracks = {items[0].job.track for items in groups.values()}
-    runners = make_runners(tracks, gpus, cpu_workers)
-    compilers = ProcessPoolExecutor(
-        min(compile_workers, len(groups)), mp_context=context, initializer=_adopt, initargs=(dict(os.environ),)
-    )
-    for runner in runners:
-        runner.start(context)
-    ready: dict[str, deque] = {t: deque() for t in tracks}
-    compiled: dict[tuple, dict] = {}
-    attempts: Counter = Counter()
-    compiling_now: dict[Future, tuple] = {
-        compilers.submit(_compile, items[0].job.to_dict()): key for key, items in groups.items()
-    }
-    running: dict[Future, tuple[Runner, tuple]] = {}
-    try:
-        while compiling_now or running or any(ready.values()):
-            for runner in runners:
-                if runner.busy is None and ready[runner.track]:
-                    key = ready[runner.track].popleft()
-                    runner.busy = key
-                    running[runner.pool.submit(_run, groups[key][0].job.to_dict())] = (runner, key)
-            finished, _ = wait(list(compiling_now) + list(running), return_when=FIRST_COMPLETED)
-            for future in finished:
-                if future in compiling_now:
-                    key = compiling_now.pop(future)
-                    try:
-                        outcome = future.result()
-                    except Exception as error:  # the grader failed, not the submission
-                        finish(key, None, None, f"compile step: {error!r}")
-                        continue
-                    compiled[key] = outcome["build"]
-                    if outcome["result"] is not None:
-                        finish(key, outcome["result"], outcome["build"])
-                    else:
-                        ready[groups[key][0].job.track].append(key)
-                    continue
-                runner, key = running.pop(future)
-                runner.busy = None
-                try:
-                    result = future.result()
-                except BrokenProcessPool:
-                    runner.restart(context)
-                    attempts[key] += 1
-                    if attempts[key] < RUN_ATTEMPTS:
-                        ready[runner.track].appendleft(key)
-                    else:
-                        finish(key, None, None, f"the runner process ({runner.label}) died twice on it")
-                    continue
-                except Exception as error:
-                    finish(key, None, None, repr(error))
-                    continue
-                finish(key, result, compiled.get(key))
-    finally:
-        compilers.shutdown(wait=False, cancel_futures=True)
-        for runner in runners:
-            runner.pool.shutdown(wait=False, cancel_futures=True)
-
-
-# --- the command -----------------------------------------------------------------------------------------------
-
-
-def print_summary(summary: Summary) -> None:
-    table = Table("jobs", "resumed", "graded now", "duplicates", "failed", "wall s", "gradings/h", title="grade-many")
-    table.add_row(
-        str(summary.jobs),
-        str(summary.resumed + summary.from_database),
-        str(summary.graded),
-        str(summary.duplicates),
-        str(summary.failed),
-        f"{summary.wall_s:.1f}",
-        f"{summary.gradings_per_hour:,.0f}",
-    )
-    errors.print(table)
-    if summary.statuses:
-        errors.print("verdicts: " + ", ".join(f"{s} {n}" for s, n in summary.statuses.most_common()))
-    if summary.graded:
-        stages = {k: v for k, v in summary.stages_s.items() if k != "total"}
-        errors.print(
-            "time per grading (mean, in the workers): "
-            + ", ".join(f"{k} {v / summary.graded:.2f} s" for k, v in stages.items())
-        )
-
-
-def grade_many_command(
-    input: Path = typer.Argument(..., help="A folder of .cu/.cpp files, or a JSON-lines manifest."),
-    problem: str | None = typer.Option(None, help="The problem of every file (default: each file's folder name)."),
-    track: str | None = typer.Option(
-        None, help="Grade only files of this track (default: the tracks this machine runs)."
-    ),
-    mode: str = typer.Option("submit", help="submit (check and time) or test (check only)."),
-    user: str = typer.Option("anonymous", help="The user of folder entries (manifest lines give their own)."),
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Append JSON lines here (default stdout); running the same command again resumes."
-    ),
-    gpus: str | None = typer.Option(None, help="GPU ids to use, e.g. 0,1 (default: every GPU)."),
-    workers: int = typer.Option(1, help="CPU track: runner processes, each on its own group of cores."),
-    compile_workers: int | None = typer.Option(None, help="Compile processes (default: one per core)."),
-    time_limit: float | None = typer.Option(None, help="Time limit of the tests in seconds (default: the problem's)."),
-    db: str | None = typer.Option(None, help="Database URL (default: $KERNELJUDGE_DB, else SQLite)."),
-    no_db: bool = typer.Option(False, "--no-db", help="Do not store the verdicts."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
-    summary_json: Path | None = typer.Option(
-        None, help="Also write the run's summary (counts, rate, stage times) as JSON here."
-    ),
-    sandbox_kind: str | None = typer.Option(
-        None, "--sandbox", help="auto, docker or local (default: $KERNELJUDGE_SANDBOX, else auto)."
-    ),
-):
-    """Grade a folder or manifest of submissions with every GPU (or core group) busy; resumable."""
-    if mode not in jobs.MODES:
-        raise _usage(f"unknown mode {mode!r} (modes: {', '.join(jobs.MODES)})")
-    if track is not None and track not in TRACKS:
-        raise _usage(f"unknown track {track!r} (tracks: {', '.join(TRACKS)})")
-    if workers < 1 or (compile_workers is not None and compile_workers < 1):
-        raise _usage("--workers and --compile-workers must be at least 1")
-    if sandbox_kind:
-        _choose_sandbox(sandbox_kind, track)
-    try:
-        items, notes = collect(
-            input,
-            problem=problem,
-            tracks=[track] if track else None,
-            mode=mode,
-            user=user,
-            time_limit_s=time_limit,
-            out=out,
-        )
-        for note in notes:
-            errors.print(f"[yellow]note:[/yellow] {note}")
-        summary = grade_many(
-            items,
-            out=out,
-            gpus=gpus.split(",") if gpus else None,
-            cpu_workers=workers,
-            compile_workers=compile_workers,
-            record=not no_db,
-            db_url=db,
-            show_progress=not quiet,
-        )
-    except UsageError as error:
-        raise _usage(str(error))
-    except KeyboardInterrupt:
-        errors.print(
-            "[yellow]interrupted[/yellow]: run the same command again to resume"
-            + ("" if out else " (only with --out FILE)")
-        )
-        raise typer.Exit(130)
-    if summary_json:
-        summary_json.write_text(json.dumps(summary.to_json(), indent=2) + "\n")
-    if not quiet:
-        print_summary(summary)
-    raise typer.Exit(1 if summary.failed else 0)
-
-
-def _usage(message: str) -> typer.Exit:
-    errors.print(f"[red]error:[/red] {message}")
-    return typer.Exit(2)
-
-
-def _choose_sandbox(kind: str, track: str | None) -> None:
-    """Check that the sandbox asked for can be used here, and pass the choice on (through the environment) to
-    every process that grades."""
-    from grader.sandbox import container
-
-    try:
-        for chosen in [track] if track else runnable_tracks():
-            container.choose(kind, chosen)
-    except (ValueError, RuntimeError) as error:
-        raise _usage(str(error))
-    settings.SANDBOX.set(kind)
-
-
-def register(app: typer.Typer) -> None:
-    """Add `grade-many` to the `grader` command line."""
-    app.command("grade-many")(grade_many_command)
-
-
-if __name__ == "__main__":  # python -m grader.scale.grade_many INPUT ... (the same as `grader grade-many`)
-    standalone = typer.Typer(add_completion=False)
-    register(standalone)
-    standalone()

@@ -2,8 +2,12 @@
 
 A job is (problem, track, filename, source, user, mode, options) plus an id. `run_job(job)` turns it into the
 verdict record (`Verdict.to_json()`), a pure function of the job apart from the device it runs on. Everything
-else, `grader grade-many` on one host (grader/grade_many.py) and the Celery workers across hosts
-(grader/distributed.py), only moves jobs to a place that runs `run_job` and moves its result to the database.
+else, `grader grade-many` on one host (grader/scale/grade_many.py) and the Celery workers across hosts
+(grader/scale/tasks.py), only moves jobs to a place that runs `run_job` and moves its result to the database.
+
+A source is checked at intake (`read_source`, `validate_source`, and every Job): UTF-8 text, no NUL byte, at
+most MAX_SOURCE_BYTES; anything else is refused with a SourceError that names the file and says why, so what is
+graded, what is stored and its sha256 are the same bytes, on SQLite and PostgreSQL alike.
 
 The job id is the verdict's `submission_id`, so a result is recorded at most once however many times its job
 runs (a killed worker's job is delivered again): `record_once` relies on the unique `submission_id` column of
@@ -13,10 +17,11 @@ the submissions table and keeps the first verdict stored.
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 
 from grader.build import compiler
@@ -27,6 +32,11 @@ from grader.records import storage
 from grader.records.schema import submissions
 
 MODES = ("test", "submit")
+MAX_SOURCE_BYTES = 1 << 20  # 1 MiB: far above any kernel, far below what would hurt the database
+
+
+class SourceError(ValueError):
+    """A source refused at intake; str() names the file and says why."""
 
 
 def new_id() -> str:
@@ -56,10 +66,15 @@ class Job:
             raise ValueError(f"unknown track {self.track!r} (tracks: {', '.join(TRACKS)})")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r} (modes: {', '.join(MODES)})")
+        try:
+            data = self.source.encode("utf-8")
+        except UnicodeEncodeError as error:  # a lone surrogate: bytes that were not UTF-8, smuggled in a str
+            raise SourceError(f"{self.filename}: not UTF-8 text (character {error.start}); save it as UTF-8")
+        validate_source(data, self.filename)
 
     @property
     def source_bytes(self) -> bytes:
-        return self.source.encode("utf-8", "surrogateescape")
+        return self.source.encode("utf-8")
 
     @property
     def source_sha256(self) -> str:
@@ -78,10 +93,35 @@ class Job:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-def read_source(path) -> str:
-    """A submission file's text; bytes that are not UTF-8 survive the round trip (surrogateescape)."""
+def validate_source(data: bytes, name: str) -> str:
+    """The text of a submission's bytes, or a SourceError: not UTF-8, a NUL byte, or over MAX_SOURCE_BYTES."""
+    if len(data) > MAX_SOURCE_BYTES:
+        raise SourceError(f"{name}: {_too_big(len(data))}")
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise SourceError(f"{name}: a NUL byte at line {line} (byte {nul}): a source must be text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise SourceError(
+            f"{name}: not UTF-8 text (byte 0x{data[error.start]:02x} at line {line}, byte {error.start}); "
+            "save it as UTF-8"
+        )
+
+
+def read_source(path: str | os.PathLike) -> str:
+    """A submission file's text, checked as validate_source says (OSError when it cannot be read)."""
     with open(path, "rb") as f:
-        return f.read().decode("utf-8", "surrogateescape")
+        data = f.read(MAX_SOURCE_BYTES + 1)  # never more: a 50 GB file is refused, not read
+        if len(data) > MAX_SOURCE_BYTES:
+            raise SourceError(f"{os.fspath(path)}: {_too_big(os.fstat(f.fileno()).st_size)}")
+    return validate_source(data, os.fspath(path))
+
+
+def _too_big(size: int) -> str:
+    return f"{size:,} bytes; a source may be at most {MAX_SOURCE_BYTES:,} bytes (1 MiB)"
 
 
 def run_job(job: Job) -> dict:
@@ -122,8 +162,21 @@ def verdict_from_json(data: dict) -> Verdict:
 def recorded(job_id: str, db_url: str | None = None) -> int | None:
     """The row id of the submission recorded for this job, or None."""
     query = select(submissions.c.id).where(submissions.c.submission_id == job_id)
-    with storage.engine(db_url).connect() as connection:
-        return connection.execute(query).scalar()
+    return storage.transact(lambda connection: connection.execute(query).scalar(), db_url)
+
+
+def recorded_ids(job_ids: list[str], db_url: str | None = None) -> set[str]:
+    """Which of these jobs have a recorded submission (read in chunks: one query per 500 jobs)."""
+    found: set[str] = set()
+    for start in range(0, len(job_ids), 500):
+        chunk = job_ids[start : start + 500]
+
+        def read(connection: Connection, chunk: list[str] = chunk) -> list[str]:
+            query = select(submissions.c.submission_id).where(submissions.c.submission_id.in_(chunk))
+            return list(connection.execute(query).scalars())
+
+        found.update(storage.transact(read, db_url))
+    return found
 
 
 def stored_result(job_id: str, db_url: str | None = None) -> dict | None:

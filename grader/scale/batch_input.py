@@ -1,0 +1,185 @@
+"""What `grader grade-many` grades: the jobs named by a folder or a manifest, and which of them are done.
+
+INPUT is a folder of .cu/.cpp files (the problem is each file's parent folder name, or --problem) or a
+JSON-lines manifest, one `{"problem", "file", "user"}` object a line (optional "track", "mode",
+"time_limit_s"; a relative "file" is relative to the manifest's folder).
+
+A file refused at intake (not UTF-8 text, a NUL byte, over the size limit: grader/scale/jobs.py) or that
+cannot be read is reported and left out; the rest of the batch is graded. A malformed manifest line or an
+unknown problem is an InputError: the whole command stops before grading anything.
+
+Job ids are derived from (output file, entry, problem, track, mode, user, time limit, source), so running the
+same command again finds the same ids, and a job whose verdict is in the output file or in the database is
+not graded again. Without an output file the ids are keyed on standard output instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.build import compiler
+from grader.build.toolchain import detect
+from grader.problems.spec import TRACKS, SpecError, load_problem
+from grader.scale import jobs
+from grader.scale.jobs import Job, SourceError
+
+STDOUT_KEY = "<stdout>"  # the place of the results in the job ids of a batch without --out
+
+
+class InputError(Exception):
+    """The input cannot be graded as a whole (no such folder, a malformed manifest, an unknown problem)."""
+
+
+@dataclass
+class Item:
+    """One job of a batch, with where it came from."""
+
+    job: Job
+    file: str
+
+
+@dataclass
+class Batch:
+    items: list[Item]
+    notes: list[str] = field(default_factory=list)  # what was left out on purpose (tracks this host cannot run)
+    refused: list[str] = field(default_factory=list)  # entries left out because their file was refused
+
+
+def runnable_tracks() -> list[str]:
+    tools = detect()
+    return [t for t in TRACKS if (t == "cpu" and tools.gxx) or (t == "cuda" and tools.gpu and tools.nvcc)]
+
+
+def collect(
+    input_path: Path,
+    *,
+    problem: str | None = None,
+    tracks: Iterable[str] | None = None,
+    mode: str = "submit",
+    user: str = "anonymous",
+    time_limit_s: float | None = None,
+    out: Path | None = None,
+) -> Batch:
+    """The jobs named by a folder or a manifest, with notes on what was left out and why."""
+    tracks = list(tracks or runnable_tracks())
+    if input_path.is_dir():
+        entries = _folder_entries(input_path, problem, mode, user, time_limit_s)
+    elif input_path.is_file():
+        entries = _manifest_entries(input_path, problem, mode, user, time_limit_s)
+    else:
+        raise InputError(f"no such file or folder: {input_path}")
+    batch, left_out = Batch([]), Counter[str]()
+    for entry, path, fields in entries:
+        if fields["track"] not in tracks:
+            left_out[fields["track"]] += 1
+            continue
+        where = "" if input_path.is_dir() else f"{entry}: "  # a manifest's line; a folder's file names itself
+        try:
+            source = jobs.read_source(path)
+        except SourceError as error:
+            batch.refused.append(f"{where}{error}")
+            continue
+        except OSError as error:
+            batch.refused.append(f"{where}cannot read {path}: {error.strerror}")
+            continue
+        job = Job(source=source, filename=path.name, **fields)
+        batch.items.append(Item(Job(**{**job.to_dict(), "id": _stable_id(out, entry, job)}), str(path)))
+    for track, count in sorted(left_out.items()):
+        batch.notes.append(
+            f"{count} {track}-track file(s) left out: this machine runs the "
+            f"{' and '.join(tracks) or 'no'} track(s) (choose with --track)"
+        )
+    _check_problems(batch.items)
+    return batch
+
+
+def _folder_entries(folder: Path, problem, mode, user, time_limit_s) -> Iterator[tuple[str, Path, dict]]:
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and compiler.track_for(p)
+        and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)
+    )
+    if not files:
+        raise InputError(f"{folder} holds no .cu or .cpp file")
+    for path in files:
+        fields = {
+            "problem": problem or path.parent.name,
+            "track": compiler.track_for(path),
+            "mode": mode,
+            "user": user,
+            "time_limit_s": time_limit_s,
+        }
+        yield str(path.resolve()), path, fields
+
+
+def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s) -> Iterator[tuple[str, Path, dict]]:
+    for number, line in enumerate(manifest.read_text().splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{manifest}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{where}: not JSON: {error.msg}")
+        if not isinstance(record, dict) or "file" not in record:
+            raise InputError(f'{where}: expected an object with "file" (and "problem", "user")')
+        path = Path(record["file"])
+        path = path if path.is_absolute() else manifest.parent / path
+        chosen = record.get("problem") or problem
+        if not chosen:
+            raise InputError(f'{where}: no "problem" (give it in the line or with --problem)')
+        track = record.get("track") or compiler.track_for(path)
+        if track not in TRACKS:
+            raise InputError(f'{where}: cannot tell the track of {path.name} (give "track": cuda or cpu)')
+        fields = {
+            "problem": chosen,
+            "track": track,
+            "mode": record.get("mode", mode),
+            "user": str(record.get("user", user)),
+            "time_limit_s": record.get("time_limit_s", time_limit_s),
+        }
+        if fields["mode"] not in jobs.MODES:
+            raise InputError(f"{where}: unknown mode {fields['mode']!r}")
+        yield f"{manifest.resolve()}:{number}", path, fields
+
+
+def _stable_id(out: Path | None, entry: str, job: Job) -> str:
+    place = str(out.resolve()) if out is not None else STDOUT_KEY
+    parts = [place, entry, job.problem, job.track, job.mode, job.user, repr(job.time_limit_s), job.source_sha256]
+    key = "\0".join(["kerneljudge grade-many", *parts])
+    return jobs.id_from_hex(hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest())
+
+
+def _check_problems(items: list[Item]) -> None:
+    for slug in sorted({item.job.problem for item in items}):
+        try:
+            load_problem(slug)
+        except SpecError as error:
+            raise InputError(str(error))
+
+
+def finished_ids(out: Path) -> set[str]:
+    """Ids of the jobs whose verdict line is in `out`; a torn last line (a run killed mid-write) is cut off."""
+    if not out.exists():
+        return set()
+    data = out.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(out, "r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
+        data = data[: data.rfind(b"\n") + 1]
+    done = set()
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and record.get("status") and record.get("submission_id"):
+            done.add(record["submission_id"])
+    return done

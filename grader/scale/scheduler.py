@@ -1,0 +1,173 @@
+"""The processes of `grader grade-many`: a compile pool, and one runner per GPU or group of cores.
+
+- A pool of compile processes builds each distinct submission into the build cache (grader/build/compiler.py),
+  so compiling the next submissions overlaps running this one; one that does not compile is judged there.
+- One runner process per GPU, pinned to it (grader/scale/topology.py), runs, checks and times one submission
+  at a time, so a GPU never times two at once; the CPU track gets one runner per group of cores.
+- A runner process that dies (the grader, not the submission: a submission runs in the sandbox) is replaced,
+  and its job tried once more.
+
+Every pool process dies with grade-many (grader/scale/lifetime.py): one killed with SIGKILL leaves nothing
+grading behind it. Processes come from a fork server that imported the grading code once, so a fresh runner
+starts in milliseconds, and nothing is forked from the main process, which holds threads (the progress bar).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import Counter, deque
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from grader.scale import jobs, lifetime, topology
+from grader.scale.jobs import Job
+
+RUN_ATTEMPTS = 2  # a runner process that dies is replaced once for the same job
+Finish = Callable[[tuple, dict | None, dict | None, str], None]  # (key, result, build, grader error)
+
+
+class NoRunner(Exception):
+    """A track of the batch has nowhere to run here (CUDA-track jobs and no GPU)."""
+
+
+def _adopt(environment: dict, owner: int) -> None:
+    """Runs first in each pool process: die with grade-many, and take its environment now (the fork server
+    keeps the one it began with)."""
+    lifetime.die_with(owner)
+    os.environ.clear()
+    os.environ.update(environment)
+
+
+def _pin(environment: dict, owner: int, gpu: str | None, cores: list[int] | None) -> None:
+    """Runs first in each runner process: as _adopt, then one GPU or one group of cores (inherited by the harness)."""
+    _adopt(environment, owner)
+    topology.pin(gpu, cores)
+
+
+def _compile(job: dict) -> dict:
+    """In the compile pool: build into the cache; a submission that does not compile is judged right here."""
+    one = Job.from_dict(job)
+    build = jobs.compile_job(one)
+    return {"build": build, "result": None if build["ok"] else jobs.run_job(one)}
+
+
+def _run(job: dict) -> dict:
+    """In a runner: run, check and time one job (its library is in the build cache by now)."""
+    return jobs.run_job(Job.from_dict(job))
+
+
+@dataclass
+class Runner:
+    track: str
+    label: str  # "gpu 0", "cores 0-3"
+    gpu: str | None
+    cores: list[int] | None
+    pool: ProcessPoolExecutor | None = None
+    busy: tuple | None = None  # the grading key it is running
+
+    def start(self, context) -> None:
+        self.pool = ProcessPoolExecutor(
+            1, mp_context=context, initializer=_pin, initargs=(dict(os.environ), os.getpid(), self.gpu, self.cores)
+        )
+
+    def restart(self, context) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        self.start(context)
+
+
+def make_runners(tracks: set[str], gpus: list[str], cpu_workers: int) -> list[Runner]:
+    runners = []
+    if "cuda" in tracks:
+        if not gpus:
+            raise NoRunner("CUDA-track jobs, but no GPU is visible (nvidia-smi lists none; name them with --gpus)")
+        runners += [Runner("cuda", f"gpu {g}", g, None) for g in gpus]
+    if "cpu" in tracks:
+        runners += [Runner("cpu", topology.describe_cores(g), None, g) for g in topology.core_groups(cpu_workers)]
+    return runners
+
+
+def _context():
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["grader.scale.jobs"])
+    return context
+
+
+def _close(pool: ProcessPoolExecutor | None, abandon: bool) -> None:
+    """Shut a pool down; when abandoning the batch (an error, an interrupt), kill the job it is running too."""
+    if pool is None:
+        return
+    if abandon:
+        for process in list(getattr(pool, "_processes", {}).values()):  # private, but no public way before 3.14
+            process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def dispatch(
+    leaders: dict[tuple, Job], finish: Finish, gpus: list[str], cpu_workers: int, compile_workers: int
+) -> None:
+    """Grade one job per key (compile, then run on a runner of its track), calling `finish` for each as it ends:
+    with its result and build, or with None and what went wrong when the grader itself failed on it."""
+    context = _context()
+    tracks = {job.track for job in leaders.values()}
+    runners = make_runners(tracks, gpus, cpu_workers)
+    compilers = ProcessPoolExecutor(
+        min(compile_workers, len(leaders)),
+        mp_context=context,
+        initializer=_adopt,
+        initargs=(dict(os.environ), os.getpid()),
+    )
+    for runner in runners:
+        runner.start(context)
+    ready: dict[str, deque] = {t: deque() for t in tracks}
+    compiled: dict[tuple, dict] = {}
+    attempts: Counter = Counter()
+    compiling: dict[Future, tuple] = {compilers.submit(_compile, job.to_dict()): key for key, job in leaders.items()}
+    running: dict[Future, tuple[Runner, tuple]] = {}
+    abandon = True
+    try:
+        while compiling or running or any(ready.values()):
+            for runner in runners:
+                if runner.busy is None and ready[runner.track] and runner.pool is not None:
+                    key = ready[runner.track].popleft()
+                    runner.busy = key
+                    running[runner.pool.submit(_run, leaders[key].to_dict())] = (runner, key)
+            finished, _ = wait(list(compiling) + list(running), return_when=FIRST_COMPLETED)
+            for future in finished:
+                if future in compiling:
+                    key = compiling.pop(future)
+                    try:
+                        outcome = future.result()
+                    except Exception as error:  # the grader failed, not the submission
+                        finish(key, None, None, f"compile step: {error!r}")
+                        continue
+                    compiled[key] = outcome["build"]
+                    if outcome["result"] is not None:
+                        finish(key, outcome["result"], outcome["build"], "")
+                    else:
+                        ready[leaders[key].track].append(key)
+                    continue
+                runner, key = running.pop(future)
+                runner.busy = None
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    runner.restart(context)
+                    attempts[key] += 1
+                    if attempts[key] < RUN_ATTEMPTS:
+                        ready[runner.track].appendleft(key)
+                    else:
+                        finish(key, None, None, f"the runner process ({runner.label}) died twice on it")
+                    continue
+                except Exception as error:
+                    finish(key, None, None, repr(error))
+                    continue
+                finish(key, result, compiled.get(key), "")
+        abandon = False
+    finally:
+        _close(compilers, abandon)
+        for runner in runners:
+            _close(runner.pool, abandon)
