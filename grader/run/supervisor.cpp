@@ -51,6 +51,10 @@
 #include "generator.h"
 #include "protocol.h"
 
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424  // the same number on every architecture (Linux 5.1)
+#endif
+
 namespace {
 
 constexpr int EXIT_INTERNAL = 70, EXIT_DISK = 74;
