@@ -7,6 +7,9 @@ Each test compiles with g++ and, for the last, runs the harness in the local san
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -14,6 +17,7 @@ from typer.testing import CliRunner
 from grader.cli.main import app
 
 runner = CliRunner()
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -72,3 +76,25 @@ def test_what_solve_printed_is_shown_with_a_wrong_answer(tmp_path):
     verdict = json.loads(_grade(tmp_path, source, "--json").stdout)
     assert verdict["status"] == "wrong_answer"
     assert "debug: M=1 N=1" in verdict["output_tail"] and "debug on stderr: row[0]" in verdict["output_tail"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs")
+def test_a_full_judge_disk_is_an_internal_error_and_nothing_is_stored(tmp_path, monkeypatch):
+    from grader.records import storage
+    from grader.run import supervised
+
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k,mode=0700", "kj-full", str(full)], check=True)
+    try:
+        monkeypatch.setattr(supervised, "new_trusted_folder", lambda: full)
+        source = tmp_path / "solve.cpp"
+        source.write_bytes((REPO / "solutions" / "softmax" / "01_naive.cpp").read_bytes())
+        db = f"sqlite:///{tmp_path / 'results.db'}"
+        result = runner.invoke(app, ["test", "softmax", str(source), "--json", "--db", db])
+    finally:
+        subprocess.run(["umount", "-l", str(full)], check=False)
+    assert result.exit_code == 3, result.output
+    answer = json.loads(result.stdout)
+    assert answer["status"] == "internal_error" and "disk is full" in answer["message"]
+    assert not (tmp_path / "results.db").exists() or storage.list_submissions(db_url=db) == []

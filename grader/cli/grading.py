@@ -102,22 +102,29 @@ def grade(
     user = recorded_user(spec, path, user, reference) if mode == "submit" else user
     source = path.read_bytes()
     from grader.judge import pipeline
+    from grader.run.supervised import JudgeError
 
-    if as_json:
-        verdict = pipeline.grade(spec, source, path.name, track=chosen, mode=mode, user=user, sandbox_kind=sandbox_kind)
-        output.print_json(verdict.to_json())
-    else:
-        with output.console.status("compile") as status:
+    try:
+        if as_json:
             verdict = pipeline.grade(
-                spec,
-                source,
-                path.name,
-                track=chosen,
-                mode=mode,
-                user=user,
-                sandbox_kind=sandbox_kind,
-                progress=lambda stage: status.update(f"{stage} ({spec.slug}, {chosen} track)"),
+                spec, source, path.name, track=chosen, mode=mode, user=user, sandbox_kind=sandbox_kind
             )
+            output.print_json(verdict.to_json())
+        else:
+            with output.console.status("compile") as status:
+                verdict = pipeline.grade(
+                    spec,
+                    source,
+                    path.name,
+                    track=chosen,
+                    mode=mode,
+                    user=user,
+                    sandbox_kind=sandbox_kind,
+                    progress=lambda stage: status.update(f"{stage} ({spec.slug}, {chosen} track)"),
+                )
+    except JudgeError as error:  # the judge failed, not the submission: never a verdict against the user
+        raise output.internal_error(str(error))
+    if not as_json:
         output.print_verdict(verdict, time_limit_s=spec.time_limit_s)
         if user.startswith(REFERENCE_PREFIX):
             output.console.print(Text(f"recorded as {user}: a reference solution, marked on the leaderboard"))

@@ -61,6 +61,14 @@ def usage_error(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+def internal_error(message: str) -> typer.Exit:
+    """The judge itself failed (a full disk, a crashed supervisor): no verdict was given; returns exit 3."""
+    if json_requested():
+        print_json({"status": "internal_error", "message": message})
+    errors.print(Text.assemble(("internal error:", "red"), " ", message, " (nothing was stored; grade it again)"))
+    return typer.Exit(3)
+
+
 def warning(message: str) -> None:
     errors.print(Text.assemble(("warning:", "yellow"), " ", message))
 
