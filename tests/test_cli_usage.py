@@ -155,3 +155,23 @@ def test_show_states_the_time_limit():
     result = runner.invoke(app, ["show", "softmax"])
     assert result.exit_code == 0, result.output
     assert f"Time limit: {load_problem('softmax').time_limit_s:g} s for the tests" in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"void solve() {} // caf\xe9\n", "not UTF-8 text (byte 0xe9"),
+        (b"void solve() {}\n\0\n", "a NUL byte at line 2"),
+        (b"//" + b"x" * (1 << 20) + b"\n", "a source may be at most 1,048,576 bytes"),
+    ],
+    ids=["latin1", "nul", "too_big"],
+)
+def test_a_source_that_is_not_text_is_refused_at_intake(content, says, tmp_path):
+    path = tmp_path / "solve.cpp"
+    path.write_bytes(content)
+    db = f"sqlite:///{tmp_path / 'results.db'}"
+    result = runner.invoke(app, ["submit", "softmax", str(path), "--json", "--db", db])
+    assert result.exit_code == 2, result.output
+    assert json.loads(result.stdout)["status"] == "usage_error"
+    assert says in " ".join(result.output.split())
+    assert not (tmp_path / "results.db").exists()  # nothing compiled, run or stored

@@ -100,7 +100,15 @@ def grade(
     except (ValueError, RuntimeError) as error:
         raise output.usage_error(str(error))
     user = recorded_user(spec, path, user, reference) if mode == "submit" else user
-    source = path.read_bytes()
+    from grader.scale.jobs import SourceError, read_source
+
+    try:
+        text = read_source(path)  # refused at intake: not UTF-8, a NUL byte, over the size limit
+    except SourceError as error:
+        raise output.usage_error(str(error))
+    except OSError as error:
+        raise output.usage_error(f"cannot read {path}: {error.strerror}")
+    source = text.encode()  # graded and stored as the same text, so the stored sha256 is the graded one
     from grader.judge import pipeline
     from grader.run.supervised import JudgeError
 
@@ -128,7 +136,7 @@ def grade(
         output.print_verdict(verdict, time_limit_s=spec.time_limit_s)
         if user.startswith(REFERENCE_PREFIX):
             output.console.print(Text(f"recorded as {user}: a reference solution, marked on the leaderboard"))
-    store(verdict, source.decode(errors="replace"), db)
+    store(verdict, text, db)
     raise typer.Exit(0 if verdict.accepted else 1)
 
 
