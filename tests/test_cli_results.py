@@ -109,7 +109,6 @@ def test_leaderboard_shows_its_scores_in_one_unit(app, tmp_path):
     assert re.search(r"bob +0\.212 ", table.output) and re.search(r"alice +14\.142 ", table.output)
 
 
-@pytest.mark.xfail(strict=True, reason="storage does not keep BenchmarkResult.trusted and .flags yet (grader/records)")
 def test_leaderboard_marks_untrustworthy_timings(app, tmp_path):
     url = f"sqlite:///{tmp_path / 'marks.db'}"
     noisy = verdict("bob", [150.0, 300.0])

@@ -233,7 +233,7 @@ def test_a_grading_jobs_table_made_before_the_migrations_is_kept(db):
         )
     storage.engine(db)
     with create_engine(db).connect() as connection:
-        assert MigrationContext.configure(connection).get_current_revision() == _head() == "0002"
+        assert MigrationContext.configure(connection).get_current_revision() == _head() == "0003"
         assert compare_metadata(MigrationContext.configure(connection), metadata) == []
         assert (
             connection.execute(select(grading_jobs.c.user).where(grading_jobs.c.job_id == "oldjob")).scalar() == "ann"
@@ -334,3 +334,21 @@ def test_a_full_disk_says_so_keeps_what_is_stored_and_reads_still_work(small_dis
     small_disk.empty()
     storage.save_verdict(verdict("bob", [100.0, 200.0]), SOURCE, url)
     assert sorted(s.user for s in storage.list_submissions(db_url=url)) == ["alice", "bob"]
+
+
+def test_what_a_verdict_says_beyond_pass_or_fail_is_kept(db):
+    """Revision 0003: the program's output, the time limit, the counts of a wrong test, the timing's trust."""
+    stored = verdict("carol", [100.0, 200.0], status=Status.WRONG_ANSWER)
+    stored.output_tail = "[stdout]\nhello from solve\n"
+    stored.time_limit_s = 97.0
+    stored.tests[0].unwritten, stored.tests[0].nan, stored.tests[0].inf = 3, 2, 1
+    stored.benchmarks[1].trusted = False
+    stored.benchmarks[1].flags = ["machine loaded: load average 6.2 after the run, on 2 cores"]
+    key = storage.save_verdict(stored, SOURCE, db)
+    loaded = storage.load_submission(key, db)
+    assert loaded is not None
+    back = loaded.verdict
+    assert (back.output_tail, back.time_limit_s) == ("[stdout]\nhello from solve\n", 97.0)
+    assert (back.tests[0].unwritten, back.tests[0].nan, back.tests[0].inf) == (3, 2, 1)
+    assert [b.trusted for b in back.benchmarks] == [True, False]
+    assert back.benchmarks[1].flags == stored.benchmarks[1].flags and back.benchmarks[0].flags == []

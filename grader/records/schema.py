@@ -4,7 +4,21 @@ Alembic revisions in grader/records/migrations/versions/ create and change these
 revision (`tests/test_storage.py` checks that the migrated schema matches these definitions).
 """
 
-from sqlalchemy import JSON, Column, DateTime, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    true,
+)
 
 metadata = MetaData()
 
@@ -29,6 +43,8 @@ submissions = Table(
     Column("toolchain", JSON, nullable=False),
     Column("stages_s", JSON, nullable=False),
     Column("grader_version", String(32), nullable=False),
+    Column("output_tail", Text, nullable=False, server_default=""),  # what the run printed, bounded
+    Column("time_limit_s", Float),  # the wall-clock limit the run had
     Index("ix_submissions_board", "problem", "device_name", "status", "mode"),
     Index("ix_submissions_user", "user"),
 )
@@ -45,6 +61,9 @@ test_results = Table(
     Column("max_abs_err", Float),
     Column("max_rel_err", Float),
     Column("message", Text, nullable=False),
+    Column("unwritten", Integer, nullable=False, server_default="0"),  # elements left as the judge's poison
+    Column("nan", Integer, nullable=False, server_default="0"),
+    Column("inf", Integer, nullable=False, server_default="0"),
 )
 
 benchmark_results = Table(
@@ -65,6 +84,8 @@ benchmark_results = Table(
     Column("floor_us", Float, nullable=False),
     Column("overhead_us", Float, nullable=False),
     Column("telemetry", JSON, nullable=False),
+    Column("trusted", Boolean, nullable=False, server_default=true()),  # False: a flag says why not
+    Column("flags", JSON, nullable=False, server_default="[]"),
 )
 
 grading_jobs = Table(  # one row per job sent to the Celery workers (grader/scale/job_table.py)

@@ -170,6 +170,8 @@ def save_verdict(verdict: Verdict, source: str, db_url: str | None = None) -> in
         "toolchain": verdict.toolchain,
         "stages_s": verdict.stages_s,
         "grader_version": verdict.grader_version,
+        "output_tail": _text(verdict.output_tail),
+        "time_limit_s": verdict.time_limit_s,
     }
 
     def write(connection: Connection) -> int:
@@ -279,6 +281,8 @@ def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
         source_sha256=row.source_sha256,
         stages_s=row.stages_s,
         grader_version=row.grader_version,
+        output_tail=row.output_tail,
+        time_limit_s=row.time_limit_s,
     )
     return Stored(id=row.id, created_at=_utc(row.created_at), source=row.source, verdict=verdict)
 
