@@ -25,7 +25,7 @@ from grader.problems.spec import load_problem
 from grader.sandbox import container, docker_run
 from grader.sandbox import local as sandbox
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_IMAGE = os.environ.get("KERNELJUDGE_TEST_IMAGE", "kerneljudge-test:local")

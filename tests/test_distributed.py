@@ -30,6 +30,8 @@ import pytest
 from conftest import MINI_PROBLEM as PROBLEM
 from conftest import write_mini_problem
 
+pytestmark = pytest.mark.slow  # full gradings: `make test-fast` leaves them out
+
 pytest.importorskip("celery", reason="celery is not installed (pip install 'kerneljudge[distributed]')")
 pytest.importorskip("redis", reason="the redis client is not installed (pip install 'kerneljudge[distributed]')")
 pytest.importorskip("psycopg", reason="psycopg is not installed (pip install 'kerneljudge[distributed]')")

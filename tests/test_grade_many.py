@@ -29,6 +29,8 @@ from grader.records.schema import submissions
 from grader.scale import batch_input, grade_many, jobs
 from grader.scale.jobs import Job, SourceError
 
+pytestmark = pytest.mark.slow  # full gradings: `make test-fast` leaves them out
+
 REPO = Path(__file__).resolve().parents[1]
 TIME_LIMIT_S = 1.5
 RIGHT = (REPO / "solutions" / "softmax" / "01_naive.cpp").read_text()

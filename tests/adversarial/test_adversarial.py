@@ -57,6 +57,8 @@ from grader.problems.spec import load_problem
 from grader.sandbox import local as sandbox
 from grader.sandbox import uids
 
+pytestmark = pytest.mark.slow  # full gradings: `make test-fast` leaves them out
+
 HERE = Path(__file__).parent
 # The suite's own run folders, beside nobody else's: other graders on the host (other engineers' tests) use
 # the default one, and their runs are none of the suite's business.
