@@ -15,6 +15,10 @@ namespace kj {
 
 using EntryFn = void (*)(void**, const int*);
 
+// The NaN every output holds before a call: a payload no arithmetic makes, so the grader tells an element never
+// written from one written as NaN (grader/judge/check.py POISON_BITS, grader/run/supervisor.cpp: the same bits).
+constexpr uint32_t POISON_BITS = 0x7FC0FFEE;
+
 struct CallTimes {
     double call_ms = 0;  // from just before the call to the end of the work it left on the caller's stream
     double tail_ms = 0;  // from there until the whole device was idle (work left running on other streams)
@@ -87,7 +91,15 @@ inline void fill_uniform(float* p, size_t n, uint64_t seed, uint32_t low_bits, u
     check(cudaGetLastError(), "generating inputs");
 }
 
-inline void fill_nan(float* p, size_t n) { check(cudaMemset(p, 0xFF, n * sizeof(float)), "poisoning outputs"); }
+__global__ void poison_kernel(uint32_t* p, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = POISON_BITS;
+}
+
+inline void fill_nan(float* p, size_t n) {
+    poison_kernel<<<1024, 256>>>(reinterpret_cast<uint32_t*>(p), n);
+    check(cudaGetLastError(), "poisoning outputs");
+}
 
 inline void device_synchronize(const std::string& during) { check(cudaDeviceSynchronize(), during); }
 
@@ -190,7 +202,10 @@ inline void fill_uniform(float* p, size_t n, uint64_t seed, uint32_t low_bits, u
     }
 }
 
-inline void fill_nan(float* p, size_t n) { std::memset(p, 0xFF, n * sizeof(float)); }
+inline void fill_nan(float* p, size_t n) {
+    uint32_t* words = reinterpret_cast<uint32_t*>(p);
+    std::fill(words, words + n, POISON_BITS);
+}
 
 inline void device_synchronize(const std::string&) {}
 

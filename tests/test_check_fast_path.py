@@ -51,7 +51,7 @@ def test_an_empty_output_is_judged_as_before():
     assert check.compare(got, expected, 0.0, 0.0) == full(got, expected, 0.0, 0.0)
 
 
-@pytest.mark.parametrize("bits", [check.POISON_BITS, check.MEMSET_POISON_BITS, 0x7FC00000, 0x7F800000])
+@pytest.mark.parametrize("bits", [check.POISON_BITS, 0xFFFFFFFF, 0x7FC00000, 0x7F800000])
 def test_one_bad_element_among_many_fails_the_one_pass(bits):
     expected = torch.ones((64, 64), dtype=torch.float64)
     got = np.ones(64 * 64, dtype=np.float32)

@@ -9,6 +9,7 @@ the harness writes and the one the checker looks for cannot drift apart unnotice
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -47,12 +48,13 @@ def test_nan_written_is_counted_and_located_and_left_out_of_the_figures():
 
 def test_elements_never_written_are_told_apart_from_nan_written():
     expected, got = expected_and_exact()
-    set_bits(got, 11, 0xFFFFFFFF)  # what harness/platform.h's fill_nan writes today
+    set_bits(got, 11, check.POISON_BITS)
     set_bits(got, 12, check.POISON_BITS)
     set_bits(got, 13, CUDA_NAN)
+    set_bits(got, 14, 0xFFFFFFFF)  # a NaN with every bit set, as a byte memset of 0xFF writes: written, not poison
     result = check.compare(got, expected, 1e-6, 1e-6)
-    assert (result.unwritten, result.nan) == (2, 1)
-    assert "2 never written, first at [2, 1]; 1 NaN, first at [2, 3]" in result.message
+    assert (result.unwritten, result.nan) == (2, 2)
+    assert "2 never written, first at [2, 1]; 2 NaN, first at [2, 3]" in result.message
     assert "got nan" not in result.message
 
 
@@ -164,3 +166,10 @@ def test_a_real_run_names_the_overflow_and_says_never_written(isolated):
     assert named and named[1] in ("large_logits", "huge_negatives"), verdict.message
     last_row = int(named[2]) - 1
     assert re.match(rf"\d+ never written, first at \[{last_row}, 0\]; \d+ NaN, first at \[0, \d+\]", named[3])
+
+
+def test_every_program_that_poisons_outputs_writes_the_checkers_bits():
+    """The supervisor (CPU track) and the in-process harness (CUDA track) poison with check.POISON_BITS."""
+    repo = Path(__file__).resolve().parents[1]
+    for source in (repo / "grader" / "run" / "supervisor.cpp", repo / "harness" / "platform.h"):
+        assert f"POISON_BITS = 0x{check.POISON_BITS:08X}" in source.read_text(), source

@@ -69,7 +69,10 @@ TMP_SENTINEL = Path("/tmp/kerneljudge-sentinel")  # inside /tmp: hidden by the s
 SECRET = "kerneljudge-sentinel-secret-7f3a9c"
 DB_MARKER = "kerneljudge-db-secret"
 ENV_SECRET = "kerneljudge-env-secret-51d2"
-PORT = 47111
+# Fixtures that connect to the suite's listeners name port 47111; the suite listens on an ephemeral port and grades
+# each source with that number put in its place, so two runs on one host never collide.
+FIXTURE_PORT = b"47111"
+PORT = 0  # the listeners' port, chosen by the kernel when the suite starts (sentinels)
 ESCAPE_NAME = "kerneljudge-escape"
 # Where an escaped write would land (fixtures name their files kerneljudge-escape*).
 ESCAPE_DIRS = [
@@ -243,6 +246,8 @@ def _db_rows(url: str) -> int:
 
 
 def _tcp_listener(family: int, address: str) -> _Listener | None:
+    """A listener on PORT, or on a port the kernel picks (and PORT becomes it) while PORT is still 0."""
+    global PORT
     try:
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -250,7 +255,13 @@ def _tcp_listener(family: int, address: str) -> _Listener | None:
         sock.listen(16)
     except OSError:
         return None
+    PORT = PORT or sock.getsockname()[1]
     return _Listener(sock, f"tcp {address}:{PORT}")
+
+
+def _source_of(fixture) -> bytes:
+    """The fixture's source, with the listeners' port in place of the one it names."""
+    return fixture.path.read_bytes().replace(FIXTURE_PORT, str(PORT).encode())
 
 
 def _unix_listener(path: Path) -> _Listener:
@@ -449,7 +460,7 @@ def grade_with_deadline(fixture, uids_: Collection[int] | None, memory_limit_gib
         try:
             result["verdict"] = pipeline.grade(
                 problem,
-                fixture.path.read_bytes(),
+                _source_of(fixture),
                 fixture.path.name,
                 track=fixture.track,
                 mode=fixture.mode,
