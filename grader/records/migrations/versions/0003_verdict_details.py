@@ -17,7 +17,7 @@ down_revision = "0002"
 branch_labels = None
 depends_on = None
 
-COLUMNS = {
+COLUMNS: dict[str, list[sa.Column]] = {
     "submissions": [
         sa.Column("output_tail", sa.Text(), nullable=False, server_default=""),
         sa.Column("time_limit_s", sa.Float()),
