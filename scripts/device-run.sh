@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One batch of GPU work for a lent GPU machine (no network): set up offline from wheelhouse/, then run the
-# steps named as arguments, logging each to $OUT/<step>.log. Steps: doctor, fixtures, ladder, submit,
-# test-gpu, selftest, bench, validate, site. Used by developers; the project's own commands do the work.
+# steps named as arguments, logging each to $OUT/<step>.log. Steps: grade (make grade PROBLEM=attention), doctor,
+# cli-timings, fixtures, ladder, submit, test-gpu, selftest, bench, validate, site. Used by developers; the
+# project's own commands do the work.
 set -uo pipefail
 OUT=${OUT:-$PWD/.out}
 mkdir -p "$OUT"
@@ -21,7 +22,21 @@ cold_submit() {
     python3 -c "import json; v=json.load(open('$OUT/$run.json')); print(v['status'], v['score_us'], v['stages_s'])"
   done
 }
+# Wall time of each quick command (three runs each), then of a cached submit of the attention top rung (three runs).
+cli_timings() {
+  local f; f=$(ls solutions/attention/0*.cu | tail -1)
+  $G submit attention "$f" --json > /dev/null  # builds and caches it, and measures the ceilings once
+  for command in "--help" "--version" "list" "show softmax" "init softmax --track cuda -o /tmp/kj-init.cu" \
+      "doctor" "leaderboard attention" "history" "submit attention $f --json"; do
+    for run in 1 2 3; do
+      local t0; t0=$(date +%s%N); $G $command > /dev/null 2>&1; local rc=$?; local t1; t1=$(date +%s%N)
+      echo "grader $command: $(( (t1 - t0) / 1000000 )) ms (exit $rc)"
+    done
+  done
+}
 for s in "$@"; do case $s in
+  grade)    step grade make grade PROBLEM=attention ;;
+  cli-timings) step cli-timings cli_timings ;;
   doctor)   step doctor $G doctor; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv ;;
   fixtures) step fixtures .venv/bin/python -m pytest -q -m gpu tests/test_fixtures.py -p no:cacheprovider ;;
   ladder)   for slug in $PROBLEMS; do for f in solutions/$slug/0*.cu; do
