@@ -89,7 +89,10 @@ def run(
 
         def on_start(pid: int) -> None:
             theirs.close()  # the worker holds its end now: when it dies, the supervisor reads end-of-file
-            pidfd = os.pidfd_open(pid)
+            try:
+                pidfd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                return  # it ended (and was reaped in its PID namespace) before it could be watched: no call ran
             try:
                 fds = (ours.fileno(), memory, pidfd)
                 process = subprocess.Popen(
@@ -119,7 +122,7 @@ def run(
         )
         ours.close()
         if not started:
-            return Result(outcome, trusted)  # the worker never started: the outcome says why
+            return Result(outcome, trusted)  # the worker never started, or ended at once: the outcome says why
         _wait_for(started[0], errors)
         return Result(outcome, trusted)
     except BaseException:
