@@ -1,55 +1,36 @@
-"""Where verdicts are kept: a SQL database through SQLAlchemy, its schema created and upgraded by Alembic.
+"""Where verdicts are kept: saving a verdict with its source, listing and loading stored submissions, baselines.
 
 The database is a SQLAlchemy URL: `--db URL`, else $KERNELJUDGE_DB, else SQLite at
 $KERNELJUDGE_DATA/kerneljudge.db (KERNELJUDGE_DATA defaults to ~/.local/share/kerneljudge). Any URL SQLAlchemy
-knows works (postgresql+psycopg://... for a shared judge). The first use of a URL in a process upgrades its
-schema to the newest Alembic revision, so an upgrade of the grader keeps every stored submission.
-
-Every write is one transaction. On SQLite, several `grader submit` processes may write at once: the database
-runs in WAL mode, a transaction takes the write lock when it begins (BEGIN IMMEDIATE) and waits for it up to
-a busy timeout, and a write that still finds the database locked is retried. A SQLite file on a read-only or
-full disk is opened read-only (records/sqlite.py): reads work, a write raises a StorageError saying why
-(records/errors.py). Text columns never hold NUL (PostgreSQL refuses it): one in a message becomes U+FFFD.
+knows works (postgresql+psycopg://... for a shared judge). records/database.py makes the engine, keeps the
+schema at the newest Alembic revision and runs each piece of work as one transaction (its names are re-exported
+here). On SQLite, several `grader submit` processes may write at once: WAL mode, BEGIN IMMEDIATE, a busy
+timeout and retries. A SQLite file on a read-only or full disk is opened read-only (records/sqlite.py): reads
+work, a write raises a StorageError saying why. Text columns never hold NUL (PostgreSQL refuses it): one in a
+message becomes U+FFFD.
 """
 
 from __future__ import annotations
 
-import functools
-import random
-import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import Connection, select
 
-from grader import settings
 from grader.judge.status import Status
 from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
-from grader.records import sqlite
-from grader.records.errors import StorageError
+from grader.records.database import MIGRATIONS as MIGRATIONS
+from grader.records.database import alembic_config as alembic_config
+from grader.records.database import check_writable as check_writable
+from grader.records.database import data_dir as data_dir
+from grader.records.database import engine as engine
+from grader.records.database import resolve_url as resolve_url
+from grader.records.database import transact as transact
 from grader.records.schema import benchmark_results, submissions, test_results
 
-WRITE_ATTEMPTS = 8
-MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 BASELINE_USER = "pytorch"  # the user of the PyTorch baseline rows
-T = TypeVar("T")
-_read_only: set[str] = set()  # the URLs whose engine was opened read-only
-
-
-def data_dir() -> Path:
-    return Path(settings.DATA.get())
-
-
-def resolve_url(db_url: str | None = None) -> str:
-    """The database URL in force: the argument, else $KERNELJUDGE_DB, else the default SQLite file."""
-    return db_url or settings.DB.get() or f"sqlite:///{data_dir() / 'kerneljudge.db'}"
 
 
 @dataclass
@@ -77,77 +58,6 @@ class Stored:
     created_at: datetime
     source: str
     verdict: Verdict
-
-
-def alembic_config(connection: Connection) -> Config:
-    """An Alembic config that migrates through `connection` (see grader/migrations/env.py)."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    config.attributes["connection"] = connection
-    return config
-
-
-def engine(db_url: str | None = None) -> Engine:
-    """The engine for a URL (see resolve_url), its schema upgraded to the newest revision."""
-    return _engine(resolve_url(db_url))
-
-
-@functools.cache
-def _engine(resolved: str) -> Engine:
-    """Made and migrated once per URL and process; a SQLite file that cannot be written is opened read-only."""
-    path = sqlite.file_of(resolved)
-    if path is not None and sqlite.folder_problem(path):
-        _read_only.add(resolved)
-        return sqlite.read_only_engine(path)
-    try:
-        made = sqlite.writable_engine(path) if path is not None else create_engine(resolved)
-        _run(made, _upgrade, path)
-    except (StorageError, OSError) as error:
-        if path is None or not sqlite.folder_problem(path):  # not the folder: a real failure
-            raise sqlite.translate(error, path) or error
-        _read_only.add(resolved)
-        return sqlite.read_only_engine(path)
-    return made
-
-
-def check_writable(db_url: str | None = None) -> None:
-    """Raise the StorageError a write would meet when the database was opened read-only (before long work)."""
-    resolved = resolve_url(db_url)
-    _engine(resolved)
-    path = sqlite.file_of(resolved)
-    if resolved in _read_only and path is not None:
-        raise sqlite.unwritable(path)
-
-
-def transact(work: Callable[[Connection], T], db_url: str | None = None) -> T:
-    """Run `work` in one transaction on the database in force (retried while locked; failures translated)."""
-    resolved = resolve_url(db_url)
-    return _run(_engine(resolved), work, sqlite.file_of(resolved))
-
-
-def _upgrade(connection: Connection) -> None:
-    if connection.dialect.name == "postgresql":  # one migrating process at a time
-        connection.exec_driver_sql("SELECT pg_advisory_xact_lock(4242001)")
-    command.upgrade(alembic_config(connection), "head")
-
-
-def _run(made: Engine, work: Callable[[Connection], T], path: Path | None) -> T:
-    """Run `work` in one transaction, retrying it from the start while the database is locked; a full disk or a
-    read-only file becomes the StorageError that says so."""
-    for attempt in range(WRITE_ATTEMPTS):
-        try:
-            with made.begin() as connection:
-                return work(connection)
-        except OperationalError as error:
-            text = str(error.orig).lower()
-            if attempt < WRITE_ATTEMPTS - 1 and ("locked" in text or "busy" in text):
-                time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
-                continue
-            translated = sqlite.translate(error, path)
-            if translated is not None:
-                raise translated from error
-            raise
-    raise AssertionError("unreachable")
 
 
 def save_verdict(verdict: Verdict, source: str, db_url: str | None = None) -> int:
