@@ -17,8 +17,10 @@ from grader import settings
 from grader.cli import args, bench, grading, output, scale
 from grader.cli import results as cli_results
 from grader.cli.app import make_app
+from grader.cli.bytecode import keep_bytecode
 from grader.cli.output import Column, fitted_table
 
+keep_bytecode()
 app = make_app()
 
 
