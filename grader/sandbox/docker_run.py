@@ -21,12 +21,11 @@ import time
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import IO
 
 from grader.sandbox import docker_command, docker_engine, procfs, uids, workspace
 from grader.sandbox.base import OUTPUT_TAIL, Limits, Outcome
 from grader.sandbox.docker_engine import image_name
-from grader.sandbox.watch import OutputTail, Watchdog
+from grader.sandbox.watch import OutputTail, Watchdog, feed_stdin
 
 STARTUP_GRACE_S = 2.0  # docker run's own start-up time, allowed on top of the wall-clock limit
 KILL_PATIENCE_S = 10.0  # after `docker kill`, how long the docker client may take to return
@@ -83,7 +82,7 @@ def _run(
         return Outcome(returncode=127, wall_s=0.0, stderr=f"could not start docker: {error}", isolation=isolation)
     assert process.stdout is not None and process.stderr is not None and process.stdin is not None
     out, err = OutputTail(process.stdout), OutputTail(process.stderr)
-    feeder = threading.Thread(target=_feed, args=(process.stdin, stdin), daemon=True)
+    feeder = threading.Thread(target=feed_stdin, args=(process.stdin, stdin), daemon=True)
     killer = _Killer(name, process)
 
     def disk() -> str:
@@ -157,18 +156,6 @@ class _Killer:
         docker_engine.kill(self.name)
         if now - self.first > KILL_PATIENCE_S:
             self.process.kill()
-
-
-def _feed(pipe: IO[bytes], data: bytes) -> None:
-    try:
-        pipe.write(data)
-    except (BrokenPipeError, OSError, ValueError):
-        pass
-    finally:
-        try:
-            pipe.close()
-        except OSError:
-            pass
 
 
 def _started(state: dict) -> bool:

@@ -22,14 +22,13 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
 
 from grader.sandbox import layers, namespaces, procfs, uids, workspace
 from grader.sandbox.base import Limits, Outcome
 from grader.sandbox.cgroups import RunCgroup
 from grader.sandbox.layers import probe_isolation
 from grader.sandbox.procfs import owner as _owner
-from grader.sandbox.watch import Check, OutputTail, Watchdog
+from grader.sandbox.watch import Check, OutputTail, Watchdog, feed_stdin
 from grader.sandbox.workspace import is_root, new_workdir, remove_workdir, runs_base
 
 __all__ = [
@@ -117,7 +116,7 @@ def run(
     pid = _reported_pid(report_read) or process.pid
     assert process.stdout is not None and process.stderr is not None and process.stdin is not None
     tails = [OutputTail(process.stdout), OutputTail(process.stderr)]
-    feeder = threading.Thread(target=_feed, args=(process.stdin, stdin), daemon=True)
+    feeder = threading.Thread(target=feed_stdin, args=(process.stdin, stdin), daemon=True)
 
     def kill(_reason: str) -> None:
         _kill_group(process.pid)
@@ -207,18 +206,6 @@ def _wait(process: subprocess.Popen, watchdog: Watchdog) -> int:
         except subprocess.TimeoutExpired:
             if watchdog.failed:
                 watchdog.fire("watchdog")
-
-
-def _feed(pipe: IO[bytes], data: bytes) -> None:
-    try:
-        pipe.write(data)
-    except (BrokenPipeError, OSError, ValueError):
-        pass
-    finally:
-        try:
-            pipe.close()
-        except OSError:
-            pass
 
 
 def _reported_pid(fd: int) -> int | None:

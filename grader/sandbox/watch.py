@@ -1,4 +1,4 @@
-"""What both backends watch a run with: the tail of an output pipe, and a watchdog that fails closed.
+"""What both backends watch a run with: the tail of an output pipe, a watchdog that fails closed, and stdin.
 
 The kernel enforces the real limits where the machine has the layers (grader.sandbox.layers); the watchdog
 adds the wall clock and the checks only Python can make (the apparent size of the working directory), and is
@@ -106,3 +106,16 @@ class Watchdog(threading.Thread):
         self._done.set()
         if self.is_alive() and threading.current_thread() is not self:
             self.join()
+
+
+def feed_stdin(pipe: IO[bytes], data: bytes) -> None:
+    """Write a run's standard input and close it; a program that exits or closes it early is not an error."""
+    try:
+        pipe.write(data)
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
