@@ -70,7 +70,7 @@ EARLY_REPLY = r"""
 extern "C" void kerneljudge_entry(void** p, const int* n) {
     static uint64_t call = 0;
     std::memcpy(p[1], p[0], sizeof(float) * n[0]);
-    for (int fd = 3; fd < 64; ++fd) {
+    for (int fd = 3; fd < 4096; ++fd) {  // the grader passes its own fd number, which may be high
         int type = 0;
         socklen_t size = sizeof type;
         if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) == 0 && type == SOCK_SEQPACKET) {
