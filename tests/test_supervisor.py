@@ -13,6 +13,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -210,8 +211,11 @@ def test_a_full_trusted_disk_is_the_judges_error_not_a_verdict(folders, monkeypa
     try:
         monkeypatch.setattr(supervised, "new_trusted_folder", lambda: full)
         count = 1 << 16  # 256 KiB per buffer: more than the disk holds
+        started = time.monotonic()
         with pytest.raises(supervised.JudgeError, match="disk is full"):
-            _run(folders, COPY, _request(secrets.randbits(128), count), count)
+            _run(folders, COPY, _request(secrets.randbits(128), count), count, wall_s=120.0)
+        # the frozen worker is ended with its supervisor, not left until the wall-clock limit
+        assert time.monotonic() - started < 60
     finally:
         subprocess.run(["umount", "-l", str(full)], check=False)
 

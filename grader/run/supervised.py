@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,9 +104,11 @@ def run(
                     pass_fds=fds,
                     close_fds=True,
                 )
-            finally:
+            except BaseException:
                 os.close(pidfd)
+                raise
             started.append(process)
+            threading.Thread(target=_end_worker_with, args=(process, pidfd), daemon=True).start()
             head = f"worker {pid}\noutdir {trusted}\nwall_ms {int(limits.wall_s * 1000)}\n"
             assert process.stdin is not None
             with process.stdin:
@@ -136,6 +139,19 @@ def run(
         theirs.close()
         os.close(memory)
         errors.close()
+
+
+def _end_worker_with(supervisor: subprocess.Popen, worker: int) -> None:
+    """When the supervisor fails (a full disk, a crash), the worker ends at once: frozen, it would otherwise sit
+    until the wall-clock limit. (A supervisor that finished sent the worker EXIT.) `worker` is a pidfd, so no
+    recycled pid is hit."""
+    try:
+        if supervisor.wait() != 0:
+            signal.pidfd_send_signal(worker, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # it had already ended
+    finally:
+        os.close(worker)
 
 
 def _wait_for(process: subprocess.Popen, errors) -> None:
