@@ -175,3 +175,16 @@ def test_every_problem_of_the_repository_loads_with_no_error(monkeypatch):
     problems, errors = spec.scan()
     assert errors == [] and len(problems) >= 4
     assert all(callable(p.reference_module.reference) for p in problems)
+
+
+def test_grader_list_lists_the_good_problems_and_names_the_broken_one(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from grader.cli.main import app
+
+    monkeypatch.setenv("KERNELJUDGE_PROBLEMS", str(tmp_path))
+    copy_problem(tmp_path, "softmax")
+    copy_problem(tmp_path, "matmul", mutate=lambda d: d["tolerance"].update(rtol="1/0"))
+    result = CliRunner().invoke(app, ["list"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "softmax" in result.stdout and "left out" in result.output and "tolerance.rtol" in result.output

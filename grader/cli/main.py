@@ -26,13 +26,12 @@ app = make_app()
 
 @app.command("list")
 def list_problems(as_json: bool = typer.Option(False, "--json", help="Print a JSON list.")):
-    """The problems, with difficulty and tags."""
-    from grader.problems.spec import SpecError, load_all
+    """The problems, with difficulty and tags (a broken problem is named on stderr; the others are listed)."""
+    from grader.problems.spec import scan
 
-    try:
-        problems = load_all()
-    except SpecError as error:
-        raise output.usage_error(str(error))
+    problems, errors = scan()
+    for error in errors:
+        output.warning(f"left out: {error}")
     if as_json:
         output.print_json(
             [
