@@ -39,7 +39,7 @@ from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
 from grader.run import binaries, supervised
 from grader.run import inputs as gen
-from grader.sandbox import container
+from grader.sandbox import base, container
 from grader.sandbox import local as sandbox
 
 DRAWS_PER_TEST = 2  # each test runs twice on independent inputs: a cache keyed on anything fails
@@ -84,7 +84,7 @@ def grade(
     say = progress or (lambda _stage: None)
     tools = detect()
     run, how = container.choose(sandbox_kind, track)
-    in_container = run.kind == "docker"
+    in_container = base.in_container(run)
     verdict = Verdict(
         status=Status.ACCEPTED,
         message="",
@@ -147,7 +147,7 @@ def grade(
 def _supervised(track: str, run: container.Backend) -> bool:
     """Whether this run is supervised: the CPU track in the local sandbox (the supervisor is not in the image
     yet, and the CUDA track's supervisor is the next step: docs/security.md)."""
-    return track == "cpu" and run.kind == "local"
+    return track == "cpu" and not base.in_container(run)
 
 
 def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verdict:
@@ -214,7 +214,7 @@ def _run_harness(
         shutil.chown(out, uid, uid)
     tools = detect()
     env = {"LD_LIBRARY_PATH": tools.cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")} if track == "cuda" else {}
-    if track == "cuda" and run.kind == "local" and os.environ.get("CUDA_VISIBLE_DEVICES"):
+    if track == "cuda" and not base.in_container(run) and os.environ.get("CUDA_VISIBLE_DEVICES"):
         env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]  # a worker pinned to one GPU
     limits = sandbox.Limits(
         wall_s=_wall_limit_s(tests_limit_s, track, cases),
