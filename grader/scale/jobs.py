@@ -26,7 +26,7 @@ from sqlalchemy.exc import IntegrityError
 
 from grader.build import compiler
 from grader.judge import pipeline
-from grader.judge.verdict import BenchmarkResult, TestResult, Verdict
+from grader.judge.verdict import Verdict
 from grader.problems.spec import TRACKS, load_problem
 from grader.records import storage
 from grader.records.schema import submissions
@@ -151,14 +151,6 @@ def for_job(result: dict, job: Job) -> dict:
     return {**result, "submission_id": job.id, "user": job.user}
 
 
-def verdict_from_json(data: dict) -> Verdict:
-    known = {f.name for f in fields(Verdict)}
-    values = {k: v for k, v in data.items() if k in known}
-    values["tests"] = [TestResult(**t) for t in data.get("tests", [])]
-    values["benchmarks"] = [BenchmarkResult(**b) for b in data.get("benchmarks", [])]
-    return Verdict(**values)
-
-
 def recorded(job_id: str, db_url: str | None = None) -> int | None:
     """The row id of the submission recorded for this job, or None."""
     query = select(submissions.c.id).where(submissions.c.submission_id == job_id)
@@ -192,7 +184,7 @@ def record_once(job: Job, result: dict, db_url: str | None = None) -> tuple[int,
     Exactly once however often and wherever the job ran: the submission_id column is unique, so of two
     concurrent writers one commits and the other's insert fails as a whole (tests and benchmarks included).
     """
-    verdict = verdict_from_json(replace_id(result, job.id))
+    verdict = Verdict.from_json(replace_id(result, job.id))
     try:
         return storage.save_verdict(verdict, job.source, db_url), True
     except IntegrityError:
