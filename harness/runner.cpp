@@ -2,7 +2,7 @@
 //
 // Built twice from this one file: with nvcc and -DKJ_CUDA for the CUDA track (device buffers), with g++ for
 // the CPU track (host buffers). It reads a request on stdin, dlopens the compiled submission, and for each
-// case makes the inputs from seeds (grader/inputs.py is the same generator), fills every output with NaN,
+// case makes the inputs from seeds (grader/run/generator.h, the one generator), fills every output with NaN,
 // calls `kerneljudge_entry`, waits for the whole device and copies the outputs out at once. Outputs and the
 // inputs as it last saw them go to raw float32 files in the output folder; timings (timing.h) go to text
 // files. It never holds an expected output: the trusted grader judges everything after this process exits.
@@ -10,7 +10,7 @@
 // Request (whitespace-separated tokens):
 //   library PATH  outdir PATH
 //   case NAME check SEED DRAWS | case NAME bench SEED MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
-//   ints K v1..vK   buffers B   then B times: in COUNT LOW_BITS SCALE_BITS | out COUNT
+//   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT (f32 only)
 //   ... more cases ...   end
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -64,17 +64,6 @@ void write_floats(const std::string& file, const float* host, size_t count) {
     std::fclose(f);
 }
 
-uint64_t splitmix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-uint64_t tensor_seed(uint64_t case_seed, uint64_t call, uint64_t param) {
-    return splitmix64(case_seed ^ (call * 0x9E3779B97F4A7C15ull) ^ (param * 0xC2B2AE3D27D4EB4Full));
-}
-
 // Wall-clock seconds, so the grader can match its NVML samples to each case.
 double unix_time() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -108,8 +97,12 @@ Case read_case(std::istream& in) {
     if (word != "buffers") kj::fail("expected buffers");
     c.buffers.resize(n);
     for (auto& b : c.buffers) {
-        in >> word >> b.count;
+        std::string dtype;
+        kjg::Dtype parsed;
+        in >> word >> dtype >> b.count;
         b.is_input = word == "in";
+        if (!kjg::parse_dtype(dtype, &parsed) || parsed != kjg::Dtype::F32)
+            kj::fail("the in-process harness has float32 buffers only, not " + dtype);
         if (b.is_input) in >> b.low_bits >> b.scale_bits;
     }
     if (!in) kj::fail("malformed request");
@@ -121,7 +114,7 @@ void prepare_call(const Case& c, uint64_t call, std::vector<float*>& ptrs) {
     for (size_t j = 0; j < c.buffers.size(); ++j) {
         const Buffer& b = c.buffers[j];
         if (b.is_input)
-            kj::fill_uniform(ptrs[j], b.count, tensor_seed(c.seed, call, j), b.low_bits, b.scale_bits);
+            kj::fill_uniform(ptrs[j], b.count, kjg::tensor_seed(c.seed, call, j), b.low_bits, b.scale_bits);
         else
             kj::fill_nan(ptrs[j], b.count);
     }

@@ -104,7 +104,7 @@ def _request(key: int, count: int, mode: str = "check 2") -> str:
     low, scale = gen.float32_bits(-1.0), gen.float32_bits(2.0)
     return (
         f"case t {mode.split()[0]} {k0:x} {k1:x} {' '.join(mode.split()[1:])}\nints 1 {count}\nbuffers 2\n"
-        f"in {count} {low} {scale}\nout {count}\nend\n"
+        f"in f32 {count} {low} {scale}\nout f32 {count}\nend\n"
     )
 
 

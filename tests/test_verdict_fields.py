@@ -14,6 +14,7 @@ from grader.judge.status import Status
 from grader.judge.verdict import BenchmarkResult, Verdict, output_tail
 from grader.perf import stats, telemetry
 from grader.problems.spec import load_problem
+from grader.run import request
 
 OLD_RECORD = {  # a verdict as `grader submit --json` printed it before these fields existed
     "status": "wrong_answer",
@@ -140,7 +141,7 @@ def test_a_submitted_run_carries_its_output_its_limit_and_its_trust(isolated, mo
     assert "[stdout]\ndebug: first call M=1 N=1" in verdict.output_tail
     assert "[stderr]\ndebug on stderr" in verdict.output_tail
     assert verdict.time_limit_s == pipeline._wall_limit_s(
-        problem.time_limit_s, "cpu", [pipeline.Case(b.name, b, "bench", 0) for b in problem.benchmarks_for("cpu")]
+        problem.time_limit_s, "cpu", [request.Case(b.name, b, "bench", 0) for b in problem.benchmarks_for("cpu")]
     )
     assert verdict.time_limit_s > problem.time_limit_s  # the benchmarks' budgets are part of the limit
     assert len(verdict.benchmarks) == 2

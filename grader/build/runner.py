@@ -33,9 +33,14 @@ def runner_flags(track: str, tools: Toolchain, in_container: bool = False) -> li
     return [os.path.basename(flags[0])] + flags[1:] if in_container else flags
 
 
+GENERATOR = Path(__file__).parents[1] / "run" / "generator.h"  # the one input generator (grader/run/)
+
+
 def _sources() -> dict[str, bytes]:
+    """The harness's files, and the generator it shares with the supervisors, by file name."""
     folder = Path(harness.__file__).parent
-    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.[ch]*")) if p.suffix in (".cpp", ".h")}
+    found = {p.name: p.read_bytes() for p in sorted(folder.glob("*.[ch]*")) if p.suffix in (".cpp", ".h")}
+    return found | {GENERATOR.name: GENERATOR.read_bytes()}
 
 
 def build_runner(track: str, run: object = None) -> Path:
@@ -60,7 +65,10 @@ def _on_host(flags: list[str]) -> bytes:
         out = Path(scratch) / "runner"
         source = Path(harness.__file__).parent / "runner.cpp"
         result = subprocess.run(
-            flags + ["-o", str(out), str(source), "-ldl"], capture_output=True, text=True, timeout=600
+            flags + ["-I", str(GENERATOR.parent), "-o", str(out), str(source), "-ldl"],
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         if result.returncode != 0:
             raise RuntimeError(f"building the harness failed:\n{result.stderr}")

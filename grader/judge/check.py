@@ -81,6 +81,22 @@ def read_floats(path: Path, count: int) -> np.ndarray | None:
         return np.fromfile(f, dtype=np.float32, count=count)
 
 
+def read_call(
+    problem: Problem, size_set: SizeSet, out: Path, stem: str, only_outputs: bool = False
+) -> dict[str, np.ndarray] | None:
+    """The buffers one call left in `out` (files STEM.INDEX.bin), by parameter name; None if one is missing."""
+    arrays = {}
+    for index, param in enumerate(problem.pointer_params):
+        if only_outputs and param.role != "output":
+            continue
+        count = int(np.prod(problem.shape(param, size_set.sizes)))
+        values = read_floats(out / f"{stem}.{index}.bin", count)
+        if values is None:
+            return None
+        arrays[param.name] = values
+    return arrays
+
+
 def read_record(path: Path) -> str | None:
     """A text record of the harness (progress, timings, audits), None if absent; TamperedOutput if odd."""
     f = _open_result(path)

@@ -24,7 +24,6 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,15 +36,11 @@ from grader.judge.status import Status
 from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean, output_tail, summary_test
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
-from grader.run import binaries, supervised
+from grader.run import binaries, request, supervised
 from grader.run import inputs as gen
 from grader.sandbox import base, container
 from grader.sandbox import local as sandbox
 
-DRAWS_PER_TEST = 2  # each test runs twice on independent inputs: a cache keyed on anything fails
-BENCH_BUDGET_MS = {"cuda": 2000, "cpu": 3000}
-BENCH_SAMPLES = {"cuda": (10, 200), "cpu": (5, 30)}
-AUDITS_PER_BENCHMARK = {"cuda": 3, "cpu": 1}  # each costs a float64 reference on the grader's side
 SIDE_STREAM_TAIL_MS = 2.0  # work still running this long after solve returned, in a test call
 TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over an empty call's tail
 # Resident memory of the harness: 32 GiB, or half the machine where that is less (a limit above the RAM
@@ -53,15 +48,6 @@ TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over an empty ca
 HARNESS_MEMORY = min(32 << 30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
 
 Progress = Callable[[str], None]
-
-
-@dataclass
-class Case:
-    name: str
-    size_set: SizeSet
-    kind: str  # "check" or "bench"
-    seed: int  # the 64-bit case seed of the in-process harness, or the supervisor's 128-bit key (keyed)
-    keyed: bool = False
 
 
 def grade(
@@ -115,9 +101,9 @@ def grade(
 
     keyed = _supervised(track, run)
     bits = 128 if keyed else 64
-    cases = [Case(t.name, t, "check", secrets.randbits(bits), keyed) for t in problem.tests_for(track)]
+    cases = [request.Case(t.name, t, "check", secrets.randbits(bits), keyed) for t in problem.tests_for(track)]
     if mode == "submit":
-        cases += [Case(b.name, b, "bench", secrets.randbits(bits), keyed) for b in problem.benchmarks_for(track)]
+        cases += [request.Case(b.name, b, "bench", secrets.randbits(bits), keyed) for b in problem.benchmarks_for(track)]
 
     say("run")
     run_started = time.monotonic()
@@ -165,40 +151,13 @@ def _device(track: str, tools) -> dict:
 # --- running the harness -------------------------------------------------------------------------------------
 
 
-def _request(problem: Problem, track: str, cases: list[Case]) -> str:
-    """The cases as the harness (runner.cpp) or the supervisor (supervisor.cpp, keyed cases) reads them."""
-    lines = [] if any(case.keyed for case in cases) else ["library ./lib.so", "outdir ./out"]
-    low, high = BENCH_SAMPLES[track]
-    for case in cases:
-        sizes = case.size_set.sizes
-        secret = "{:x} {:x}".format(*gen.key_words(case.seed)) if case.keyed else f"{case.seed:x}"
-        if case.kind == "check":
-            lines.append(f"case {case.name} check {secret} {DRAWS_PER_TEST}")
-        else:
-            lines.append(
-                f"case {case.name} bench {secret} {low} {high} {BENCH_BUDGET_MS[track]} {AUDITS_PER_BENCHMARK[track]}"
-            )
-        ints = [str(sizes[name]) for name in problem.size_names]
-        lines.append(f"ints {len(ints)} {' '.join(ints)}")
-        lines.append(f"buffers {len(problem.pointer_params)}")
-        for param in problem.pointer_params:
-            count = int(np.prod(problem.shape(param, sizes)))
-            if param.role == "input":
-                dist = problem.distribution(case.size_set, param.name)
-                lines.append(f"in {count} {gen.float32_bits(dist.low)} {gen.float32_bits(dist.high - dist.low)}")
-            else:
-                lines.append(f"out {count}")
-    lines.append("end")
-    return "\n".join(lines) + "\n"
-
-
-def _wall_limit_s(tests_limit_s: float, track: str, cases: list[Case]) -> float:
+def _wall_limit_s(tests_limit_s: float, track: str, cases: list[request.Case]) -> float:
     benches = sum(1 for c in cases if c.kind == "bench")
-    return tests_limit_s + benches * (3 * BENCH_BUDGET_MS[track] / 1000 + 20)
+    return tests_limit_s + benches * (3 * request.BENCH_BUDGET_MS[track] / 1000 + 20)
 
 
 def _run_harness(
-    problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float, run: container.Backend
+    problem: Problem, track: str, library: Path, cases: list[request.Case], tests_limit_s: float, run: container.Backend
 ):
     """(working folder, folder of the records to judge, the sandbox's outcome, telemetry samples)."""
     if _supervised(track, run):
@@ -227,7 +186,7 @@ def _run_harness(
             ["./runner"],
             workdir,
             limits=limits,
-            stdin=_request(problem, track, cases).encode(),
+            stdin=request.build(problem, track, cases).encode(),
             uid=uid,
             env=env,
             gpu=container.gpu_index() if track == "cuda" else None,
@@ -236,7 +195,7 @@ def _run_harness(
 
 
 def _run_supervised(
-    problem: Problem, track: str, library: Path, cases: list[Case], tests_limit_s: float, run: container.Backend
+    problem: Problem, track: str, library: Path, cases: list[request.Case], tests_limit_s: float, run: container.Backend
 ):
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
@@ -251,7 +210,7 @@ def _run_supervised(
     counts = [[int(np.prod(problem.shape(p, c.size_set.sizes))) for p in problem.pointer_params] for c in cases]
     try:
         result = supervised.run(
-            _request(problem, track, cases),
+            request.build(problem, track, cases),
             supervised.region_bytes(counts),
             "lib.so",
             workdir,
@@ -293,7 +252,7 @@ def _judge(
     verdict: Verdict,
     problem: Problem,
     track: str,
-    cases: list[Case],
+    cases: list[request.Case],
     out: Path,
     outcome: sandbox.Outcome,
     samples: list[dict],
@@ -354,13 +313,13 @@ def _where_it_stopped(lines: list[str]) -> str:
     return "while loading the library" if lines and lines[-1] == "loading" else "before running any test"
 
 
-def _check_case(problem: Problem, case: Case, out: Path) -> TestResult | None:
+def _check_case(problem: Problem, case: request.Case, out: Path) -> TestResult | None:
     size_set = case.size_set
     atol, rtol = problem.tolerances(size_set.sizes)
     worst_abs = worst_rel = 0.0
-    for draw in range(DRAWS_PER_TEST):
+    for draw in range(request.DRAWS_PER_TEST):
         try:
-            got = _read_call(problem, size_set, out, f"{case.name}.d{draw}")
+            got = check.read_call(problem, size_set, out, f"{case.name}.d{draw}")
         except check.TamperedOutput as error:
             return TestResult(
                 case.name, size_set.sizes, Status.REJECTED, message=f"result files tampered with: {error}"
@@ -397,26 +356,11 @@ def _check_case(problem: Problem, case: Case, out: Path) -> TestResult | None:
     return TestResult(case.name, size_set.sizes, Status.ACCEPTED, worst_abs, worst_rel)
 
 
-def _inputs(problem: Problem, case: Case, call: int):
+def _inputs(problem: Problem, case: request.Case, call: int):
     """The inputs of call number `call` of a case, regenerated here from its secret."""
     if case.keyed:
         return check.make_inputs(problem, case.size_set, gen.call_seed(case.seed, call), 0)
     return check.make_inputs(problem, case.size_set, case.seed, call)
-
-
-def _read_call(
-    problem: Problem, size_set: SizeSet, out: Path, stem: str, only_outputs: bool = False
-) -> dict[str, np.ndarray] | None:
-    arrays = {}
-    for index, param in enumerate(problem.pointer_params):
-        if only_outputs and param.role != "output":
-            continue
-        count = int(np.prod(problem.shape(param, size_set.sizes)))
-        values = check.read_floats(out / f"{stem}.{index}.bin", count)
-        if values is None:
-            return None
-        arrays[param.name] = values
-    return arrays
 
 
 def _call_tail_ms(path: Path, draw: int) -> float | None:
@@ -434,7 +378,7 @@ def _judge_benchmarks(
     verdict: Verdict,
     problem: Problem,
     track: str,
-    cases: list[Case],
+    cases: list[request.Case],
     out: Path,
     outcome: sandbox.Outcome,
     samples: list[dict],
@@ -573,7 +517,7 @@ def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | Non
     return header, rows
 
 
-def _audit(problem: Problem, case: Case, out: Path) -> str:
+def _audit(problem: Problem, case: request.Case, out: Path) -> str:
     """Check the outputs of the timed calls the harness picked after they returned; '' when all are right."""
     record = check.read_record(out / f"{case.name}.audits")
     if record is None:
@@ -583,9 +527,9 @@ def _audit(problem: Problem, case: Case, out: Path) -> str:
     except ValueError:
         return "the audit record is malformed"
     atol, rtol = problem.tolerances(case.size_set.sizes)
-    for call in calls[: max(AUDITS_PER_BENCHMARK.values())]:
+    for call in calls[: max(request.AUDITS_PER_BENCHMARK.values())]:
         try:
-            got = _read_call(problem, case.size_set, out, f"{case.name}.a{call}", only_outputs=True)
+            got = check.read_call(problem, case.size_set, out, f"{case.name}.a{call}", only_outputs=True)
         except check.TamperedOutput as error:
             return f"audit files tampered with: {error}"
         if got is None:

@@ -1,18 +1,44 @@
-// The supervisor's input generator: a keyed PRF picks each call's seed, the counter-based generator of
-// grader/run/inputs.py (bit for bit, and harness/platform.h's) fills each input from it.
+// The one input generator of every run: a keyed PRF picks each call's seed (supervised runs), the counter-based
+// generator of grader/run/inputs.py (bit for bit) fills each input from it. Host and device code alike: the
+// CPU supervisor and the in-process CPU harness call it on the host, the CUDA supervisor and the in-process
+// CUDA harness in a kernel (KJ_HD), so there is no second copy to drift.
 //
 // call seed   = SipHash-2-4(key, call index as 8 little-endian bytes), with a 128-bit secret key per case;
 // tensor seed = splitmix64(call seed ^ param * PARAM_MIX)   (inputs.tensor_seed(call_seed, 0, param));
 // element i   = low + scale * ((fmix32(fmix32(i ^ seed_lo) + seed_hi) >> 8) * 2^-24), float32 steps.
 // The counter-based hash alone is invertible (a few values give back a tensor seed); the PRF makes that
 // worthless: one call's seed says nothing about another's without the key, which never leaves the
-// supervisor and the grader. Built with -ffp-contract=off: no fma, as in numpy and torch.
+// supervisor and the grader. Built with -ffp-contract=off (and __fadd_rn/__fmul_rn on the device): no fma,
+// as in numpy and torch.
+//
+// Element types (the request's DTYPE, grader/run/request.py): write_element and write_poison take the type.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
+
+#if defined(__CUDACC__)
+#define KJ_HD __host__ __device__
+#else
+#define KJ_HD
+#endif
 
 namespace kjg {
+
+enum class Dtype : uint32_t { F32 = 0 };
+
+// The request's name of a type; false for a name this build does not know.
+inline bool parse_dtype(const std::string& name, Dtype* out) {
+    if (name == "f32") return *out = Dtype::F32, true;
+    return false;
+}
+
+KJ_HD inline size_t element_bytes(Dtype) { return 4; }
+
+// The NaN every float32 output holds before a call (grader/judge/check.py POISON_BITS): a payload no arithmetic
+// makes, so an element that still holds it was never written.
+constexpr uint32_t POISON_F32 = 0x7FC0FFEE;
 
 inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
 
@@ -44,11 +70,17 @@ inline uint64_t splitmix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
+// Seed of input `param` from a supervised call's seed.
 inline uint64_t tensor_seed(uint64_t call_seed, uint64_t param) {
     return splitmix64(call_seed ^ (param * 0xC2B2AE3D27D4EB4Full));
 }
 
-inline uint32_t fmix32(uint32_t h) {
+// Seed of input `param` of call `call` of an in-process harness case (inputs.tensor_seed(case_seed, call, param)).
+inline uint64_t tensor_seed(uint64_t case_seed, uint64_t call, uint64_t param) {
+    return splitmix64(case_seed ^ (call * 0x9E3779B97F4A7C15ull) ^ (param * 0xC2B2AE3D27D4EB4Full));
+}
+
+KJ_HD inline uint32_t fmix32(uint32_t h) {
     h ^= h >> 16;
     h *= 0x85EBCA6Bu;
     h ^= h >> 13;
@@ -57,16 +89,48 @@ inline uint32_t fmix32(uint32_t h) {
     return h;
 }
 
-inline void fill_uniform(float* p, size_t n, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
-    float low, scale;
-    std::memcpy(&low, &low_bits, sizeof low);
-    std::memcpy(&scale, &scale_bits, sizeof scale);
-    const uint32_t lo = (uint32_t)seed, hi = (uint32_t)(seed >> 32);
-    for (size_t i = 0; i < n; ++i) {
-        uint32_t h = fmix32(fmix32((uint32_t)i ^ lo) + hi);
-        float u = (float)(h >> 8) * 5.9604644775390625e-8f;  // exact: 24 bits times 2^-24
-        p[i] = low + scale * u;
-    }
+KJ_HD inline float bits_to_float(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(bits);
+#else
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+#endif
+}
+
+// Element i of a uniform float32 tensor: low + scale * u, with float32 rounding after each step and no fma.
+KJ_HD inline float uniform_f32(size_t i, uint64_t seed, float low, float scale) {
+    uint32_t h = fmix32(fmix32((uint32_t)i ^ (uint32_t)seed) + (uint32_t)(seed >> 32));
+    float u = (float)(h >> 8) * 5.9604644775390625e-8f;  // exact: 24 bits times 2^-24
+#if defined(__CUDA_ARCH__)
+    return __fadd_rn(low, __fmul_rn(scale, u));
+#else
+    return low + scale * u;  // -ffp-contract=off
+#endif
+}
+
+// Element i of an input of type `d` at `base`, from the tensor seed and the input's low end and range (bits).
+KJ_HD inline void write_element(Dtype d, void* base, size_t i, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
+    (void)d;
+    static_cast<float*>(base)[i] = uniform_f32(i, seed, bits_to_float(low_bits), bits_to_float(scale_bits));
+}
+
+// Element i of an output of type `d` at `base`, set to the poison the checker recognises as never written.
+KJ_HD inline void write_poison(Dtype d, void* base, size_t i) {
+    (void)d;
+    static_cast<uint32_t*>(base)[i] = POISON_F32;
+}
+
+// A whole input on the host.
+inline void fill(Dtype d, void* base, size_t n, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; ++i) write_element(d, base, i, seed, low_bits, scale_bits);
+}
+
+// A whole output on the host.
+inline void poison(Dtype d, void* base, size_t n) {
+    for (size_t i = 0; i < n; ++i) write_poison(d, base, i);
 }
 
 }  // namespace kjg

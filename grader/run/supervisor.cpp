@@ -19,7 +19,7 @@
 // reaped, so a signal never reaches a process that took a dead worker's pid), the request on stdin (whitespace-separated tokens):
 //   worker PID  outdir PATH  wall_ms MS
 //   case NAME check K0 K1 DRAWS | case NAME bench K0 K1 MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
-//   ints K v1..vK   buffers B   then B times: in COUNT LOW_BITS SCALE_BITS | out COUNT
+//   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
 //   ... more cases ...   end
 // (K0 K1: the case's 128-bit key as two hex words.) Exit status: 0 whatever the worker did (its fate is in
 // the records); 70 a bad request or a failure of the supervisor itself; 74 the trusted folder could not be
@@ -62,9 +62,6 @@ constexpr size_t ALIGN = 4096;  // every buffer starts on its own page
 constexpr double BUDGET_SLACK_MS = 10000;  // after the wall limit, the sandbox has killed the worker by now
 constexpr int MAX_WARMUP = 50, EMPTY_CALLS = 21;
 constexpr double TARGET_RSE = 0.005;
-// The NaN every output holds before a call (grader/judge/check.py POISON_BITS): a payload no arithmetic makes,
-// so an element that still holds it was never written.
-constexpr uint32_t POISON_BITS = 0x7FC0FFEE;
 
 [[noreturn]] void die(int status, const std::string& what) {
     std::fprintf(stderr, "kerneljudge supervisor: %s\n", what.c_str());
@@ -73,10 +70,13 @@ constexpr uint32_t POISON_BITS = 0x7FC0FFEE;
 
 struct Buffer {
     bool is_input = false;
+    kjg::Dtype dtype = kjg::Dtype::F32;
     size_t count = 0;
     uint32_t low_bits = 0, scale_bits = 0;
     size_t offset = 0;
 };
+
+size_t bytes(const Buffer& b) { return kjg::element_bytes(b.dtype); }
 
 struct Case {
     std::string name, mode;
@@ -159,11 +159,13 @@ Case read_case(std::istream& in) {
     c.buffers.resize(n);
     size_t offset = 0;
     for (auto& b : c.buffers) {
-        in >> word >> b.count;
+        std::string dtype;
+        in >> word >> dtype >> b.count;
         b.is_input = word == "in";
+        if (!kjg::parse_dtype(dtype, &b.dtype)) die(EXIT_INTERNAL, "unknown element type " + dtype + " in the request");
         if (b.is_input) in >> b.low_bits >> b.scale_bits;
         b.offset = offset;
-        offset += (std::max<size_t>(b.count, 1) * sizeof(float) + ALIGN - 1) / ALIGN * ALIGN;
+        offset += (std::max<size_t>(b.count, 1) * bytes(b) + ALIGN - 1) / ALIGN * ALIGN;
     }
     if (!in) die(EXIT_INTERNAL, "malformed request");
     return c;
@@ -306,23 +308,23 @@ Fate call(const Case* c, uint32_t kind, uint64_t index, double* ms) {
 char* g_region = nullptr;
 size_t g_region_bytes = 0;
 
-float* buffer(const Buffer& b) { return reinterpret_cast<float*>(g_region + b.offset); }
+void* buffer(const Buffer& b) { return g_region + b.offset; }
 
 void prepare(const Case& c, uint64_t index) {
     const uint64_t seed = kjg::siphash24(c.k0, c.k1, index);
     for (size_t j = 0; j < c.buffers.size(); ++j) {
         const Buffer& b = c.buffers[j];
         if (b.is_input)
-            kjg::fill_uniform(buffer(b), b.count, kjg::tensor_seed(seed, j), b.low_bits, b.scale_bits);
+            kjg::fill(b.dtype, buffer(b), b.count, kjg::tensor_seed(seed, j), b.low_bits, b.scale_bits);
         else
-            std::fill_n(reinterpret_cast<uint32_t*>(buffer(b)), b.count, POISON_BITS);
+            kjg::poison(b.dtype, buffer(b), b.count);
     }
 }
 
 void keep(const Case& c, const std::string& stem, bool outputs_only) {
     for (size_t j = 0; j < c.buffers.size(); ++j) {
         if (outputs_only && c.buffers[j].is_input) continue;
-        write_file(stem + "." + std::to_string(j) + ".bin", buffer(c.buffers[j]), c.buffers[j].count * sizeof(float),
+        write_file(stem + "." + std::to_string(j) + ".bin", buffer(c.buffers[j]), c.buffers[j].count * bytes(c.buffers[j]),
                    false);
     }
 }
@@ -474,7 +476,7 @@ int main(int argc, char** argv) {
     g_region_bytes = (size_t)info.st_size;
     for (const Case& c : request.cases)
         for (const Buffer& b : c.buffers)
-            if (b.offset + b.count * sizeof(float) > g_region_bytes) die(EXIT_INTERNAL, "the shared memory is too small");
+            if (b.offset + b.count * bytes(b) > g_region_bytes) die(EXIT_INTERNAL, "the shared memory is too small");
     if (g_region_bytes) {
         void* p = mmap(nullptr, g_region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0);
         if (p == MAP_FAILED) die(EXIT_INTERNAL, std::string("cannot map the shared memory: ") + std::strerror(errno));

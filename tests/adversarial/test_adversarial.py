@@ -54,6 +54,7 @@ from grader.judge import pipeline
 from grader.judge.status import Status
 from grader.problems import solutions
 from grader.problems.spec import load_problem
+from grader.run import request
 from grader.sandbox import local as sandbox
 from grader.sandbox import uids
 
@@ -375,7 +376,7 @@ def _unmount(path: Path) -> None:
 def _deadline_s(fixture, problem) -> float:
     limit = fixture.time_limit_s or problem.time_limit_s
     benches = problem.benchmarks_for(fixture.track) if fixture.mode == "submit" else []
-    wall = pipeline._wall_limit_s(limit, fixture.track, [pipeline.Case(b.name, b, "bench", 0) for b in benches])
+    wall = pipeline._wall_limit_s(limit, fixture.track, [request.Case(b.name, b, "bench", 0) for b in benches])
     return wall + GRADER_SLACK_S + (120 if fixture.track == "cuda" else 0)  # + nvcc and a float64 check on the GPU
 
 
