@@ -151,6 +151,12 @@ FLOAT32 = {  # must pass everywhere
         "sequential row sum, __expf": softmax_sequential,
         "online, tiles of 1024": lambda input: softmax_online(input, 1024),
     },
+    "linear-bias-relu": {
+        "torch float32": lambda X, W, b: torch.relu(X @ W.T + b),
+        "sequential k": lambda X, W, b: torch.relu(matmul_sequential(X, W.T) + b),
+        "blocks of 256 k": lambda X, W, b: torch.relu(matmul_blocked(X, W.T) + b),
+        "3xTF32": lambda X, W, b: torch.relu(matmul_3xtf32(X, W.T) + b),
+    },
 }
 
 LOW_PRECISION = {  # must fail on the large sets
@@ -168,6 +174,10 @@ LOW_PRECISION = {  # must fail on the large sets
     },
     "softmax": {
         "FP16": lambda input: torch.softmax(input.half(), dim=1).float(),
+    },
+    "linear-bias-relu": {
+        "TF32": lambda X, W, b: torch.relu(tf32(X) @ tf32(W).T + b),
+        "FP16": lambda X, W, b: torch.relu(fp16(X) @ fp16(W).T + b),
     },
 }
 
@@ -196,6 +206,14 @@ CASES = {
         ("tiny_odd", False),
     ],
     "softmax": [("primes", True), ("short_wide", True), ("large_logits", True), ("huge_negatives", False)],
+    "linear-bias-relu": [
+        ({"M": 64, "N": 64, "K": 4096}, True),
+        ({"M": 32, "N": 32, "K": 8192}, True),
+        ("deep_k", False),
+        ("large_bias", False),
+        ("primes", False),
+        ("one_past_tiles", False),
+    ],
 }
 
 
