@@ -15,6 +15,7 @@ from rich.text import Text
 
 from grader import settings
 from grader.cli import args, bench, grading, output, scale
+from grader.cli import profile as cli_profile
 from grader.cli import results as cli_results
 from grader.cli.app import make_app
 from grader.cli.bytecode import keep_bytecode
@@ -142,6 +143,7 @@ def doctor():
 grading.register(app)
 bench.register(app)
 cli_results.register(app)
+cli_profile.register(app)  # profile (Nsight Compute)
 scale.register(app)  # grade-many, worker, enqueue, queue status
 
 if __name__ == "__main__":  # python -m grader.cli.main ...: the `grader` command without its script

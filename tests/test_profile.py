@@ -1,0 +1,123 @@
+"""Profiles from recorded Nsight Compute CSV (tests/fixtures/profile/): units, the harness's kernels left out, the
+figures and the advice a user reads, and the JSON schema checked in at docs/profile.schema.json. No GPU needed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grader.perf import roofline
+from grader.perf.ceilings import Ceilings
+from grader.problems.spec import load_problem
+from grader.profile import ncu, parse, session
+from grader.profile.model import Profile, schema_text
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures" / "profile"
+H100 = Ceilings(3.0e12, 5.1e13, 5.0e13, 3.35e12, 4.9e14, "measured (test)")  # copy, FMA, SGEMM as an H100 measures
+
+
+def _profile(name: str) -> Profile:
+    problem = load_problem("softmax")
+    size_set = session.benchmark(problem, "square_8k")
+    return session.from_csv(problem, size_set, (FIXTURES / name).read_text(), H100, device="NVIDIA H100 80GB HBM3")
+
+
+def test_the_checked_in_schema_is_the_models():
+    assert (REPO / "docs" / "profile.schema.json").read_text() == schema_text(), (
+        "docs/profile.schema.json is stale: grader profile --schema > docs/profile.schema.json"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.csv")))
+def test_json_of_every_fixture_is_valid_against_the_schema(name):
+    data = json.loads(_profile(name).model_dump_json())
+    assert Profile.model_validate(data, strict=False).model_dump(mode="json") == data
+    assert set(data) <= set(json.loads(schema_text())["properties"])
+    assert data["kernels"] and data["totals"]["duration_us"] > 0
+
+
+def test_units_become_base_units():
+    assert parse.scale("nsecond") == 1e-9
+    assert parse.scale("usecond") == 1e-6
+    assert parse.scale("Gbyte/second") == 1e9
+    assert parse.scale("Kbyte/block") == 1e3
+    assert parse.scale("cycle/nsecond") == pytest.approx(1e9)
+    assert parse.scale("%") == 1.0
+    assert parse.number("1,104,000,000") == 1.104e9
+    assert parse.number("n/a") is None
+
+
+def test_the_harness_kernels_are_left_out_by_name():
+    launched = parse.launches((FIXTURES / "softmax-01_naive-square_8k.csv").read_text())
+    assert [launch.from_harness for launch in launched] == [True, True, False]
+    profile = _profile("softmax-01_naive-square_8k.csv")
+    assert profile.harness_kernels_left_out == 2
+    assert [k.name.split("(")[0] for k in profile.kernels] == ["softmax_naive"]
+    assert parse.is_harness_kernel("kj::read_flush_kernel(const int4 *, unsigned long, int *)")
+    assert not parse.is_harness_kernel("my_uniform_kernel_v2(float *)")
+
+
+def test_a_csv_without_a_header_is_a_report_error():
+    with pytest.raises(parse.ReportError):
+        parse.launches("==PROF== Disconnected\n")
+
+
+def test_the_naive_rung_is_told_its_grid_is_too_small_and_its_loads_uncoalesced():
+    profile = _profile("softmax-01_naive-square_8k.csv")
+    naive = profile.kernels[0]
+    assert naive.duration_us == pytest.approx(45400.0)
+    assert naive.global_load_sector_efficiency_pct == pytest.approx(12.5)
+    assert naive.global_load_bytes_per_instruction == pytest.approx(4.0)
+    assert naive.stalls[0].reason == "long_scoreboard"
+    said = " ".join(profile.advice)
+    assert "memory-bound benchmark at 0.39% of this GPU's speed of light" in said
+    assert "the grid has 32 blocks for 132 SMs" in said
+    assert "4-byte and 12% sector-efficient" in said
+
+
+def test_the_top_rung_is_memory_bound_near_the_copy_ceiling():
+    profile = _profile("softmax-04_online-square_8k.csv")
+    top = profile.kernels[0]
+    assert top.dram_fraction_of_copy == pytest.approx(2.95e12 / 3.0e12)
+    assert top.occupancy.limiter is None  # theoretical occupancy 100%: nothing limits it
+    assert profile.totals.sol == pytest.approx(8 * 8192 * 8192 / 3.0e12 / 182.2e-6)
+    assert profile.advice[0].startswith("memory-bound benchmark at 98% of this GPU's speed of light")
+    assert "memory-bound at 98% of copy bandwidth" in profile.advice[1]
+
+
+def test_fp32_rate_comes_from_the_roofline_counters():
+    top = _profile("softmax-04_online-square_8k.csv").kernels[0]
+    assert top.fp32_gflops == pytest.approx((18.0 + 12.0 + 2 * 95.0) * 1.755e9 / 1e9)
+
+
+@pytest.mark.parametrize(
+    ("printed", "reason"),
+    [
+        (
+            "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
+            "Counters on the target device 0.",
+            "NVreg_RestrictProfilingToAdminUsers=0",
+        ),
+        ("==ERROR== Failed to initialize the profiler: LibraryNotLoaded", "could not start its profiler"),
+        ("==ERROR== Failed to connect to the target application", "loopback"),
+        ("==WARNING== No kernels were profiled.", "profiled no kernel"),
+    ],
+)
+def test_ncu_failures_are_explained(printed, reason):
+    assert reason in ncu.diagnose(printed, 1)
+    assert printed in ncu.error_lines("noise\n" + printed)
+
+
+def test_sol_is_the_larger_fraction_of_the_roofs():
+    assert roofline.sol_from_fractions({"bandwidth": 0.8, "flops": 0.1, "sgemm": 0.2}) == 0.8
+    assert roofline.sol_from_fractions({"bandwidth": 0.01, "flops": 0.9, "sgemm": 0.7}) == 0.7
+    assert roofline.sol_from_fractions({"bandwidth": None, "flops": None, "sgemm": None}) is None
+    assert roofline.sol_score([0.5, 0.125]) == pytest.approx(0.25)
+    assert roofline.sol_score([0.5, None]) is None
+    assert roofline.roofline_s(2e12, 3e12, H100) == pytest.approx(1.0)
+    assert roofline.bound_by(2e12, 3e12, H100) == "memory"
+    recovered = roofline.ceilings_from_result(1000.0, 1500.0, {"bandwidth": 0.5, "flops": 0.1, "sgemm": None})
+    assert recovered.copy_bytes_s == pytest.approx(3e12) and recovered.fp32_flops_s == pytest.approx(1e13)
