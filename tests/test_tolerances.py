@@ -123,6 +123,14 @@ def attention_three_kernels(q, k, v, matmul=torch.matmul, round_p=lambda p: p) -
     return matmul(round_p(torch.softmax(s, dim=1)), v)
 
 
+def conv2d_im2col(input, weight, matmul=torch.matmul) -> torch.Tensor:
+    """A stride-1, unpadded convolution as one matmul: weight (K x CRS) times the unrolled patches (CRS x NPQ)."""
+    (n, c, h, w), (k, _, r, s) = input.shape, weight.shape
+    patches = torch.nn.functional.unfold(input, (r, s))  # N x CRS x PQ, rows in (c, r, s) order
+    out = matmul(weight.reshape(k, -1), patches.permute(1, 0, 2).reshape(c * r * s, -1))
+    return out.reshape(k, n, h - r + 1, w - s + 1).permute(1, 0, 2, 3)
+
+
 # --- the implementations each problem is tried with ----------------------------------------------------------
 
 FLOAT32 = {  # must pass everywhere
@@ -157,6 +165,12 @@ FLOAT32 = {  # must pass everywhere
         "blocks of 256 k": lambda X, W, b: torch.relu(matmul_blocked(X, W.T) + b),
         "3xTF32": lambda X, W, b: torch.relu(matmul_3xtf32(X, W.T) + b),
     },
+    "conv2d": {
+        "torch float32": lambda input, weight: torch.nn.functional.conv2d(input, weight),
+        "im2col, sequential": lambda input, weight: conv2d_im2col(input, weight, matmul_sequential),
+        "im2col, blocks of 256": lambda input, weight: conv2d_im2col(input, weight, matmul_blocked),
+        "implicit GEMM, 3xTF32": lambda input, weight: conv2d_im2col(input, weight, matmul_3xtf32),
+    },
 }
 
 LOW_PRECISION = {  # must fail on the large sets
@@ -178,6 +192,10 @@ LOW_PRECISION = {  # must fail on the large sets
     "linear-bias-relu": {
         "TF32": lambda X, W, b: torch.relu(tf32(X) @ tf32(W).T + b),
         "FP16": lambda X, W, b: torch.relu(fp16(X) @ fp16(W).T + b),
+    },
+    "conv2d": {
+        "TF32": lambda input, weight: conv2d_im2col(tf32(input), tf32(weight)),
+        "FP16": lambda input, weight: conv2d_im2col(fp16(input), fp16(weight)),
     },
 }
 
@@ -213,6 +231,14 @@ CASES = {
         ("large_bias", False),
         ("primes", False),
         ("one_past_tiles", False),
+    ],
+    "conv2d": [
+        ("deep_channels", True),
+        ({"N": 2, "C": 256, "H": 6, "W": 6, "K": 16, "R": 3, "S": 3}, True),
+        ("primes", False),
+        ("stem_7x7", False),
+        ("one_past_tiles", False),
+        ("rectangular", False),
     ],
 }
 
@@ -292,7 +318,8 @@ def test_null_answers_and_unwritten_output_fail(slug, which):
     answers["never written"] = torch.from_numpy(np.full(expected.shape, check.POISON_BITS, np.uint32).view(np.float32))
     for name, answer in answers.items():
         assert not judge(answer, slug, which).ok, f"null answer {name!r} accepted"
-    assert "never written, first at [0, 0]" in judge(answers["never written"], slug, which).message
+    first = "[" + ", ".join(["0"] * expected.dim()) + "]"  # [0, 0] for a matrix, [0, 0, 0, 0] for NCHW
+    assert f"never written, first at {first}" in judge(answers["never written"], slug, which).message
 
 
 def test_tf32_rounding_keeps_ten_mantissa_bits():
