@@ -22,7 +22,7 @@ import pytest
 from grader.judge import pipeline
 from grader.judge.status import Status
 from grader.problems.spec import load_problem
-from grader.sandbox import container, docker_run
+from grader.sandbox import container, docker_engine, docker_run
 from grader.sandbox import local as sandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -184,11 +184,8 @@ def grade(image, cache_dir, monkeypatch):
 
 def _leftover_containers() -> list[str]:
     """Containers this test process started and that are still there (running or not)."""
-    mine = f"label={container.LABEL}={container.owner()}"
-    listed = subprocess.run(
-        ["docker", "ps", "--all", "--quiet", "--filter", mine], capture_output=True, text=True, timeout=30
-    ).stdout
-    return listed.split()
+    mine = f"{container.LABEL}={container.owner()}"
+    return [found["Id"] for found in docker_engine.client().api.containers(all=True, filters={"label": mine})]
 
 
 class Listener:

@@ -1,4 +1,5 @@
-"""The `docker run` command line of one run of the container backend, and the isolation it gives.
+"""The options of one container of the container backend (as the docker SDK's containers.create takes them),
+and the isolation they give.
 
 docs/container.md says what each flag answers. An absolute argv[0] outside the working directory (a host
 path such as /usr/bin/g++) is looked up by name on the image's PATH; the host's path of the working
@@ -7,8 +8,6 @@ directory, in argv or env, becomes /work; the host's LD_LIBRARY_PATH is dropped 
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 from pathlib import Path
 
@@ -30,8 +29,10 @@ def prepare(
     uid: int | None,
     env: dict[str, str] | None,
     gpu: int | None,
-) -> tuple[list[str], list[str]]:
-    """(the docker command, the isolation it gives); OSError, ValueError or IndexError where it cannot be made."""
+    gpu_options: dict | None = None,
+) -> tuple[dict, list[str]]:
+    """(the container's options, as the docker SDK's containers.create takes them, and the isolation they give);
+    OSError, ValueError or IndexError where they cannot be made. `gpu_options`: grader.sandbox.docker_gpu's."""
     user, group = _user(uid, workdir)
     memory, cpus, cpus_set = memory_limit(limits.memory_bytes), cpu_limit(), _cpuset(limits)
     command = _command(
@@ -46,7 +47,7 @@ def prepare(
         cpus,
         cpus_set,
         _inside_env(env, workdir),
-        gpu,
+        gpu_options or {},
     )
     shown = image[:19] if image.startswith("sha256:") else image
     isolation = [
@@ -117,14 +118,6 @@ def _inside_env(env: dict[str, str] | None, workdir: Path) -> dict[str, str]:
     return inside
 
 
-def _mount(source: Path, target: str, readonly: bool = False) -> str:
-    """A --mount value, CSV-quoted so that a comma or quote in a path cannot add options."""
-    fields = ["type=bind", f"source={source}", f"target={target}"] + (["readonly"] if readonly else [])
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="").writerow(fields)
-    return buffer.getvalue()
-
-
 def _command(
     name: str,
     image: str,
@@ -137,58 +130,47 @@ def _command(
     cpus: float,
     cpuset: str,
     env: dict[str, str],
-    gpu: int | None,
-) -> list[str]:
-    command = [
-        "docker",
-        "run",
-        "--interactive",
-        "--name",
-        name,
-        "--label",
-        f"{LABEL}={owner()}",
-        "--init",  # a real PID 1: reaps, and takes everything down with it
-        "--network",
-        "none",  # no interface but a private loopback
-        "--read-only",  # the image's filesystem cannot be changed
-        "--tmpfs",
-        f"/tmp:rw,noexec,nosuid,nodev,size={TMPFS_BYTES}",
-        "--shm-size",
-        str(TMPFS_BYTES),
-        "--pids-limit",
-        str(limits.processes),  # a fork bomb stops here (processes and threads)
-        "--memory",
-        str(memory),
-        "--memory-swap",
-        str(memory),  # no swap beyond it; the OOM killer acts inside
-        *(["--cpus", f"{cpus:g}"] if cpus > 0 else []),  # KERNELJUDGE_CPUS=0: no quota (a kernel without CFS)
-        "--cpuset-cpus",
-        cpuset,  # the run cannot widen its affinity beyond these
-        "--cap-drop",
-        "ALL",
-        "--security-opt",
-        "no-new-privileges",
-        "--user",
-        f"{user}:{group}",
-        "--ulimit",
-        "core=0",
-        "--ulimit",
-        f"cpu={limits.cpu_s}",
-        "--ulimit",
-        f"fsize={limits.file_bytes}",
-        "--log-driver",
-        "none",  # output comes back through the pipes only
-        "--mount",
-        _mount(workdir, INSIDE),  # the only writable mount
-    ]
+    gpu_options: dict,
+) -> dict:
+    from docker.types import LogConfig, Mount, Ulimit
+
+    mounts = [Mount(INSIDE, str(workdir), type="bind")]  # the only writable mount
     for entry in sorted(workdir.iterdir()):  # what is there already (runner, lib.so, sources) stays
         if entry.is_file() and not entry.is_symlink():  # as it is: read-only, not renamed, not replaced
-            command += ["--mount", _mount(entry, f"{INSIDE}/{entry.name}", readonly=True)]
-    command += ["--workdir", INSIDE]
-    for key, value in env.items():
-        command += ["--env", f"{key}={value}"]
-    if gpu is not None:
-        command += ["--gpus", f"device={int(gpu)}"]
-    if limits.address_space_bytes:  # docker has no --ulimit for it: the shell sets it, then becomes the command
+            mounts.append(Mount(f"{INSIDE}/{entry.name}", str(entry), type="bind", read_only=True))
+    if limits.address_space_bytes:  # docker has no ulimit for it: the shell sets it, then becomes the command
         argv = ["sh", "-c", f'ulimit -v {limits.address_space_bytes // 1024} && exec "$@"', "sh", *argv]
-    return command + [image, *argv]
+    options = {
+        "image": image,
+        "command": argv,
+        "name": name,
+        "labels": {LABEL: owner()},
+        "init": True,  # a real PID 1: reaps, and takes everything down with it
+        "stdin_open": True,  # and, not detached, StdinOnce: the end of what the grader writes ends its stdin
+        "network_mode": "none",  # no interface but a private loopback
+        "read_only": True,  # the image's filesystem cannot be changed
+        "tmpfs": {"/tmp": f"rw,noexec,nosuid,nodev,size={TMPFS_BYTES}"},
+        "shm_size": TMPFS_BYTES,
+        "pids_limit": limits.processes,  # a fork bomb stops here (processes and threads)
+        "mem_limit": memory,
+        "memswap_limit": memory,  # no swap beyond it; the OOM killer acts inside
+        "cpuset_cpus": cpuset,  # the run cannot widen its affinity beyond these
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "user": f"{user}:{group}",
+        "ulimits": [
+            Ulimit(name="core", soft=0, hard=0),
+            Ulimit(name="cpu", soft=limits.cpu_s, hard=limits.cpu_s),
+            Ulimit(name="fsize", soft=limits.file_bytes, hard=limits.file_bytes),
+        ],
+        "log_config": LogConfig(type="none"),  # output comes back through the attached streams only
+        "mounts": mounts + list(gpu_options.get("mounts", [])),
+        "working_dir": INSIDE,
+        "environment": {**env, **gpu_options.get("environment", {})},
+    }
+    if cpus > 0:  # KERNELJUDGE_CPUS=0: no quota (a kernel without CFS)
+        options["nano_cpus"] = int(cpus * 1e9)
+    for key in ("devices", "device_requests"):
+        if key in gpu_options:
+            options[key] = gpu_options[key]
+    return options

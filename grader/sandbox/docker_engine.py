@@ -1,20 +1,59 @@
-"""The Docker engine as the container sandbox sees it: is it there, which image and toolchain it has, and
-the containers a dead grader left behind. Everything goes through the `docker` command line.
+"""The Docker engine as the container sandbox sees it, through the `docker` Python SDK (no docker command on
+the host): is an engine there, which image and toolchain it has, the NVIDIA runtime, and the containers a dead
+grader left behind. The engine is found as the SDK finds it (DOCKER_HOST, else the local socket).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
-import shutil
 import socket
-import subprocess
+import threading
+from typing import Any
 
 from grader import settings
 
 LABEL = "kerneljudge.sandbox"  # on every container: owner() of the grader that started it
 NOBODY = 65534  # the user a root grader's run gets when no uid was given
+API_TIMEOUT_S = 60  # one call to the engine; a wait for a running container passes its own
+
+_lock = threading.Lock()
+_clients: dict[int, Any] = {}
+
+
+class EngineError(RuntimeError):
+    """No engine could be reached, or it refused a call: the message says which and why."""
+
+
+def errors() -> tuple[type[BaseException], ...]:
+    """What a call through the SDK raises when the engine is gone or refuses (DockerException, requests' errors,
+    EngineError), or answers something unexpected (KeyError)."""
+    import docker.errors
+    import requests
+
+    return (EngineError, docker.errors.DockerException, requests.exceptions.RequestException, OSError, KeyError)
+
+
+def client() -> Any:
+    """The SDK's client of this process (one per pid: a forked worker opens its own connection)."""
+    with _lock:
+        found = _clients.get(os.getpid())
+        if found is None:
+            try:
+                import docker
+            except ImportError as error:  # a broken install: pyproject.toml lists docker
+                raise EngineError(f"the docker Python package is not installed ({error})") from error
+            try:
+                found = docker.from_env(timeout=API_TIMEOUT_S)
+            except (docker.errors.DockerException, OSError) as error:
+                raise EngineError(f"no Docker engine reachable ({_first_line(error)})") from error
+            _clients[os.getpid()] = found
+        return found
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:300] if text else type(error).__name__
 
 
 def image_name(image: str | None = None) -> str:
@@ -23,49 +62,47 @@ def image_name(image: str | None = None) -> str:
 
 
 def gpu_index() -> int:
-    """The GPU a CUDA run gets (`--gpus device=N`): $KERNELJUDGE_GPU, else 0."""
+    """The GPU a CUDA run gets: $KERNELJUDGE_GPU, else 0."""
     return int(settings.GPU.get())
 
 
-def docker(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-def last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
-
-
 def image_id(image: str | None = None) -> str | None:
-    """The image's id (sha256:...), or None when the engine does not have it."""
+    """The image's id (sha256:...), or None when the engine does not have it (or none answers)."""
     try:
-        found = docker("image", "inspect", "--format", "{{.Id}}", image_name(image), timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        return str(client().api.inspect_image(image_name(image))["Id"])
+    except errors():
         return None
-    return found.stdout.strip() or None if found.returncode == 0 else None
+
+
+def image_env(image: str) -> dict[str, str]:
+    """The image's own ENV (LD_LIBRARY_PATH, PATH, ...), {} where it cannot be read."""
+    try:
+        pairs = client().api.inspect_image(image)["Config"].get("Env") or []
+    except errors():
+        return {}
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
 
 
 def engine() -> tuple[str | None, str]:
     """(the Docker server's version, '') when an engine answers, else (None, why not)."""
-    if not shutil.which("docker"):
-        return None, "no docker command on PATH"
     try:
-        found = docker("version", "--format", "{{.Server.Version}}", timeout=20)
-    except subprocess.TimeoutExpired:
-        return None, "the Docker engine did not answer within 20 s"
-    except OSError as error:
-        return None, f"docker could not be run: {error}"
-    if found.returncode != 0 or not found.stdout.strip():
-        return None, f"no Docker engine reachable ({last_line(found.stderr) or 'docker version failed'})"
-    return found.stdout.strip(), ""
+        version = client().version()
+    except EngineError as error:
+        return None, str(error)
+    except errors() as error:
+        return None, f"no Docker engine reachable ({_first_line(error)})"
+    return str(version.get("Version", "?")), ""
 
 
 def nvidia_runtime() -> bool:
-    """Whether `docker run --gpus` can work: the NVIDIA container runtime or its hook is installed."""
+    """Whether device requests (`--gpus`) can work: the engine lists the NVIDIA runtime, or its hook is
+    installed where the engine looks for it (a stock dockerd runs nvidia-container-runtime-hook for --gpus)."""
     try:
-        runtimes = docker("info", "--format", "{{json .Runtimes}}", timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        runtimes = ""
+        runtimes = client().info().get("Runtimes") or {}
+    except errors():
+        return False
+    import shutil
+
     return "nvidia" in runtimes or bool(shutil.which("nvidia-container-runtime-hook"))
 
 
@@ -76,7 +113,10 @@ def available(*, gpu: bool = False, image: str | None = None) -> tuple[bool, str
 
 
 def probe(gpu: bool, image: str | None) -> tuple[str | None, str]:
-    """(the image's id, what will be used), or (None, why the container cannot be used)."""
+    """(the image's id, what will be used), or (None, why the container cannot be used). For a GPU run it
+    also says how the container gets the GPU (grader.sandbox.docker_gpu)."""
+    from grader.sandbox import docker_gpu
+
     name = image_name(image)
     version, why = engine()
     if version is None:
@@ -84,53 +124,50 @@ def probe(gpu: bool, image: str | None) -> tuple[str | None, str]:
     found = image_id(name)
     if found is None:
         return None, f"Docker {version} is running, but it has no image {name} (build it: make docker)"
-    if gpu and not nvidia_runtime():
-        return None, (
-            f"Docker {version} and {name} are there, but not the NVIDIA container runtime "
-            "(nvidia-container-toolkit), so no container can have a GPU"
-        )
-    return found, f"Docker {version}, image {name} ({found[:19]})" + (", NVIDIA runtime" if gpu else "")
+    used = f"Docker {version}, image {name} ({found[:19]})"
+    if gpu:
+        access = docker_gpu.plan(gpu_index(), nvidia_runtime())
+        if not access.kind:
+            return None, f"{used}, but no container can have a GPU: {access.why}"
+        used += f"; GPU: {access.why}"
+    return found, used
 
 
-def kill(name: str) -> None:
-    """`docker kill` (best effort)."""
+def kill(container: str) -> None:
+    """SIGKILL the container (best effort: one already gone is fine)."""
     try:
-        docker("kill", name, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        client().api.kill(container)
+    except errors():
         pass
 
 
-def remove(name: str) -> None:
-    """`docker rm --force` (best effort)."""
+def remove(container: str) -> None:
+    """Remove the container and its anonymous volumes, running or not (best effort)."""
     try:
-        docker("rm", "--force", "--volumes", name, timeout=60)
-    except (OSError, subprocess.SubprocessError):
+        client().api.remove_container(container, v=True, force=True)
+    except errors():
         pass
 
 
-def state(name: str) -> dict | None:
+def state(container: str) -> dict | None:
     """The container's State (exit code, OOMKilled, start and end times), or None."""
     try:
-        found = docker("inspect", "--type", "container", "--format", "{{json .State}}", name, timeout=30)
-        return json.loads(found.stdout) if found.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError, ValueError):
+        return dict(client().api.inspect_container(container)["State"])
+    except errors():
         return None
 
 
 def remove_stale() -> int:
     """Remove containers this host's graders left behind when they died mid-run (their pid is gone)."""
     try:
-        listed = docker(
-            "ps", "--all", "--filter", f"label={LABEL}", "--format", f'{{{{.ID}}}} {{{{.Label "{LABEL}"}}}}', timeout=30
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        listed = client().api.containers(all=True, filters={"label": LABEL})
+    except errors():
         return 0
     removed, mine = 0, owner().rsplit(":", 1)[0]
-    for line in listed.splitlines():
-        container, _, label = line.partition(" ")
-        where, _, pid = label.rpartition(":")
+    for found in listed:
+        where, _, pid = str((found.get("Labels") or {}).get(LABEL, "")).rpartition(":")
         if where == mine and pid.isdigit() and not _alive(int(pid)):
-            remove(container)
+            remove(found["Id"])
             removed += 1
     return removed
 
@@ -159,26 +196,22 @@ def _alive(pid: int) -> bool:
 @functools.lru_cache(maxsize=8)
 def image_toolchain(image: str) -> dict[str, str]:
     """{'cpu': g++'s version line, 'cuda': nvcc's} as found in `image` (a tag or id); '' for what is missing."""
-    script = "g++ --version 2>/dev/null | head -n1; echo '|'; nvcc --version 2>/dev/null | grep -m1 ', release '"
+    script = "g++ --version 2>/dev/null | head -n1; echo '|'; nvcc --version 2>/dev/null | grep -m1 ', release '; true"
     try:
-        found = docker(
-            "run",
-            "--rm",
-            "--network",
-            "none",
-            "--read-only",
-            "--cap-drop",
-            "ALL",
-            "--user",
-            f"{NOBODY}:{NOBODY}",
-            "--entrypoint",
-            "sh",
+        said = client().containers.run(
             image,
-            "-c",
-            script,
-            timeout=120,
+            ["-c", script],
+            entrypoint="sh",
+            network_mode="none",
+            read_only=True,
+            cap_drop=["ALL"],
+            user=f"{NOBODY}:{NOBODY}",
+            labels={LABEL: owner()},
+            remove=True,
+            stdout=True,
+            stderr=False,
         )
-    except (OSError, subprocess.SubprocessError):
+    except errors():
         return {"cpu": "", "cuda": ""}
-    gxx, _, nvcc = found.stdout.partition("|")
+    gxx, _, nvcc = bytes(said).decode("utf-8", "replace").partition("|")
     return {"cpu": gxx.strip(), "cuda": nvcc.strip()}

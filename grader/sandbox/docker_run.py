@@ -1,35 +1,39 @@
 """The container backend: one untrusted command in a fresh, locked-down container of the grader image.
 
 `run` has the contract of grader.sandbox.base: it runs `argv` in `workdir` and always comes back with an
-Outcome, never raising for the child's sake. Each call is one `docker run` of its own:
+Outcome, never raising for the child's sake. Each call is one container of its own, made, started, watched
+and removed through the docker SDK (grader.sandbox.docker_engine):
 
-    --network none --read-only --tmpfs /tmp --pids-limit --memory --cpus --cpuset-cpus --cap-drop ALL
-    --security-opt no-new-privileges --user UID:GID, the working directory as the only writable mount
-    (the files already in it, e.g. runner and lib.so, each mounted read-only over itself), --gpus device=N
-    only where a GPU is asked for; the shared watchdog (grader.sandbox.watch) kills the container at the
+    no network, read-only root, a small /tmp, pids and memory limits, CPU quota and set, all capabilities
+    dropped, no-new-privileges, an unprivileged user, the working directory as the only writable mount (the
+    files already in it, e.g. runner and lib.so, each mounted read-only over itself), one GPU only where a
+    GPU is asked for (grader.sandbox.docker_gpu); the shared watchdog (grader.sandbox.watch) kills it at the
     wall-clock limit or when the working directory outgrows its limit; then it is inspected and removed.
 
-grader.sandbox.docker_command makes the command line; docs/container.md says what each flag answers.
+grader.sandbox.docker_command makes the options; docs/container.md says what each answers.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import subprocess
+import socket
 import threading
 import time
 import uuid
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from grader.sandbox import docker_command, docker_engine, procfs, uids, workspace
+from grader.sandbox import docker_command, docker_engine, docker_gpu, procfs, uids, workspace
 from grader.sandbox.base import OUTPUT_TAIL, Limits, Outcome
 from grader.sandbox.docker_engine import image_name
-from grader.sandbox.watch import OutputTail, Watchdog, feed_stdin
+from grader.sandbox.watch import Watchdog
 
-STARTUP_GRACE_S = 2.0  # docker run's own start-up time, allowed on top of the wall-clock limit
-KILL_PATIENCE_S = 10.0  # after `docker kill`, how long the docker client may take to return
+STARTUP_GRACE_S = 2.0  # the container's own start-up time, allowed on top of the wall-clock limit
+KILL_PATIENCE_S = 10.0  # after the first kill, how long the engine may take before the run is given up
 DISK_EVERY = 5  # watchdog ticks (0.1 s) between looks at the working directory
+WAIT_S = 0.5  # one wait for the container's end; the watchdog is looked at in between
 
 
 def run(
@@ -55,6 +59,12 @@ def run(
             uids.release(uid)
 
 
+@functools.lru_cache(maxsize=4)
+def _gpu_options(gpu: int, image: str) -> dict:
+    access = docker_gpu.plan(gpu, docker_engine.nvidia_runtime())
+    return docker_gpu.create_options(access, gpu, docker_engine.image_env(image))
+
+
 def _run(
     argv: list[str],
     workdir: Path,
@@ -67,59 +77,56 @@ def _run(
 ) -> Outcome:
     name = f"kj-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     try:
-        command, isolation = docker_command.prepare(name, image, argv, workdir, limits, uid, env, gpu)
-    except (OSError, ValueError, IndexError) as error:
+        gpu_options = _gpu_options(gpu, image) if gpu is not None else {}
+        options, isolation = docker_command.prepare(name, image, argv, workdir, limits, uid, env, gpu, gpu_options)
+        client = docker_engine.client()
+    except (OSError, ValueError, IndexError, RuntimeError) as error:
         return Outcome(returncode=127, wall_s=0.0, stderr=f"could not prepare the container: {error}")
     if workspace.bound(workdir, limits, uid):
         isolation.append("bounded working directory (tmpfs)")
 
     start = time.monotonic()
     try:
-        process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True
+        container = str(client.containers.create(**options).id)
+    except docker_engine.errors() as error:
+        return Outcome(
+            returncode=127, wall_s=0.0, stderr=f"could not create the container: {error}", isolation=isolation
         )
-    except OSError as error:
-        return Outcome(returncode=127, wall_s=0.0, stderr=f"could not start docker: {error}", isolation=isolation)
-    assert process.stdout is not None and process.stderr is not None and process.stdin is not None
-    out, err = OutputTail(process.stdout), OutputTail(process.stderr)
-    feeder = threading.Thread(target=feed_stdin, args=(process.stdin, stdin), daemon=True)
-    killer = _Killer(name, process)
-
-    def disk() -> str:
-        size, entries = procfs.tree_usage(workdir, limits.inodes)
-        return "disk" if size > limits.disk_bytes or entries > limits.inodes else ""
-
-    watchdog = Watchdog(start + limits.wall_s + STARTUP_GRACE_S, killer, [(DISK_EVERY, disk)], tick_s=0.1)
-    for thread in (out, err, feeder, watchdog):
-        thread.start()
+    streams: _Streams | None = None
     try:
-        while True:
-            try:
-                process.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                if watchdog.failed:
-                    watchdog.fire("watchdog")
-        watchdog.stop()
-        for thread in (out, err):
-            thread.join(timeout=5)
-        wall = time.monotonic() - start
-        state = docker_engine.state(name)
-    finally:
-        watchdog.stop()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        docker_engine.remove(name)
+        streams = _Streams(client.api.attach_socket(container, params=_ATTACH), stdin)
+        client.api.start(container)
+        streams.start()
+        killer = _Killer(container)
 
-    stdout, stderr = out.text, _without_docker_warnings(err.text)
-    if state is None or state.get("Error") or not _started(state):
-        # The container never ran: docker itself failed (exit 125), or the command could not be started.
-        problem = (
-            (state or {}).get("Error")
-            or docker_engine.last_line(stderr)
-            or f"docker exited with status {process.returncode}"
+        def disk() -> str:
+            size, entries = procfs.tree_usage(workdir, limits.inodes)
+            return "disk" if size > limits.disk_bytes or entries > limits.inodes else ""
+
+        watchdog = Watchdog(start + limits.wall_s + STARTUP_GRACE_S, killer, [(DISK_EVERY, disk)], tick_s=0.1)
+        watchdog.start()
+        try:
+            _wait(client, container, watchdog, killer)
+        finally:
+            watchdog.stop()
+        streams.join(timeout=5)
+        wall = time.monotonic() - start
+        state = docker_engine.state(container)
+    except docker_engine.errors() as error:
+        return Outcome(
+            returncode=127,
+            wall_s=time.monotonic() - start,
+            stderr=f"could not run the container: {error}",
+            isolation=isolation,
         )
+    finally:
+        if streams is not None:
+            streams.close()
+        docker_engine.remove(container)
+
+    stdout, stderr = streams.out.decode("utf-8", "replace"), streams.err.decode("utf-8", "replace")
+    if state is None or state.get("Error") or not _started(state):
+        problem = (state or {}).get("Error") or "the container did not start"
         return Outcome(
             returncode=127,
             wall_s=wall,
@@ -128,7 +135,7 @@ def _run(
             stderr=(f"could not start the sandboxed program in a container: {problem}\n{stderr}")[-OUTPUT_TAIL:],
             isolation=isolation,
         )
-    code = int(state.get("ExitCode") or process.returncode or 0)
+    code = int(state.get("ExitCode") or 0)
     returncode = -(code - 128) if 128 < code < 128 + 65 else code  # docker says 128+N for signal N
     ran = _seconds(state.get("StartedAt"), state.get("FinishedAt"))
     reason = watchdog.reason or ("memory" if state.get("OOMKilled") else "")
@@ -143,19 +150,78 @@ def _run(
     )
 
 
-class _Killer:
-    """The watchdog's kill: `docker kill`, and the docker client itself once it has not returned for
-    KILL_PATIENCE_S after the first kill."""
+_ATTACH = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
 
-    def __init__(self, name: str, process: subprocess.Popen):
-        self.name, self.process, self.first = name, process, 0.0
+
+def _wait(client: Any, container: str, watchdog: Watchdog, killer: _Killer) -> None:
+    """Until the container has ended; the watchdog's kill ends it. An engine that does not end it within
+    KILL_PATIENCE_S of the first kill is given up on (the finally's forced removal still tries)."""
+    import requests
+
+    while True:
+        try:
+            client.api.wait(container, timeout=WAIT_S)
+            return
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            pass
+        if watchdog.failed:
+            watchdog.fire("watchdog")
+        if killer.first and time.monotonic() - killer.first > KILL_PATIENCE_S:
+            return
+
+
+class _Streams(threading.Thread):
+    """The container's attached streams: writes stdin (then its end), keeps the last OUTPUT_TAIL bytes of
+    stdout and of stderr (an endless output costs neither disk nor memory)."""
+
+    def __init__(self, attached: Any, stdin: bytes):
+        super().__init__(daemon=True)
+        self.attached, self.stdin = attached, stdin
+        self.out, self.err = b"", b""
+        self.raw: socket.socket = getattr(attached, "_sock", attached)
+
+    def run(self) -> None:
+        from docker.utils.socket import STDERR, frames_iter
+
+        writer = threading.Thread(target=self._write, daemon=True)
+        writer.start()
+        try:
+            for stream, data in frames_iter(self.attached, tty=False):
+                if stream == STDERR:
+                    self.err = (self.err + data)[-OUTPUT_TAIL:]
+                else:
+                    self.out = (self.out + data)[-OUTPUT_TAIL:]
+        except (OSError, ValueError):
+            pass
+
+    def _write(self) -> None:
+        try:
+            if self.stdin:
+                self.raw.sendall(self.stdin)
+        except OSError:
+            pass  # a program that exits or closes its stdin early is not an error
+        finally:
+            try:
+                self.raw.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        try:
+            self.attached.close()
+        except OSError:
+            pass
+
+
+class _Killer:
+    """The watchdog's kill: SIGKILL to the container, again at each call; `first` is when it began."""
+
+    def __init__(self, container: str):
+        self.container, self.first = container, 0.0
 
     def __call__(self, _reason: str) -> None:
-        now = time.monotonic()
-        self.first = self.first or now
-        docker_engine.kill(self.name)
-        if now - self.first > KILL_PATIENCE_S:
-            self.process.kill()
+        self.first = self.first or time.monotonic()
+        docker_engine.kill(self.container)
 
 
 def _started(state: dict) -> bool:
@@ -173,8 +239,3 @@ def _seconds(started: str | None, finished: str | None) -> float | None:
         return (parse(finished) - parse(started)).total_seconds()  # type: ignore[arg-type]
     except (AttributeError, TypeError, ValueError):
         return None
-
-
-def _without_docker_warnings(text: str) -> str:
-    """The docker client's own notes (e.g. no swap accounting on this kernel) are not the command's output."""
-    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("WARNING: Your kernel"))
