@@ -121,3 +121,12 @@ def test_sol_is_the_larger_fraction_of_the_roofs():
     assert roofline.bound_by(2e12, 3e12, H100) == "memory"
     recovered = roofline.ceilings_from_result(1000.0, 1500.0, {"bandwidth": 0.5, "flops": 0.1, "sgemm": None})
     assert recovered.copy_bytes_s == pytest.approx(3e12) and recovered.fp32_flops_s == pytest.approx(1e13)
+
+
+def test_the_profiled_request_is_one_call_of_the_benchmark():
+    from grader.profile import capture
+
+    problem = load_problem("softmax")
+    text = capture.request_text(problem, session.benchmark(problem, "square_8k"), 0xABC)
+    assert "case square_8k check abc 1" in text.splitlines()
+    assert sum(line.startswith("case ") for line in text.splitlines()) == 1

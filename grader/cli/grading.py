@@ -88,6 +88,7 @@ def grade(
     db: str | None,
     sandbox_kind: str | None = None,
     reference: bool = False,
+    profile: bool = False,
 ) -> None:
     spec = args.problem(problem)
     path = _source(spec, file, reference, track)
@@ -117,6 +118,8 @@ def grade(
             verdict = pipeline.grade(
                 spec, source, path.name, track=chosen, mode=mode, user=user, sandbox_kind=sandbox_kind
             )
+            if profile:
+                _attach_profile(spec, source, path, verdict, quiet=True)
             output.print_json(verdict.to_json())
         else:
             with output.console.status("compile") as status:
@@ -134,10 +137,38 @@ def grade(
         raise output.internal_error(str(error))
     if not as_json:
         output.print_verdict(verdict, time_limit_s=spec.time_limit_s)
+        if profile:
+            _attach_profile(spec, source, path, verdict, quiet=False)
         if user.startswith(REFERENCE_PREFIX):
             output.console.print(Text(f"recorded as {user}: a reference solution, marked on the leaderboard"))
     store(verdict, text, db)
     raise typer.Exit(0 if verdict.accepted else 1)
+
+
+def _attach_profile(spec: Problem, source: bytes, path: Path, verdict, quiet: bool) -> None:
+    """`submit --profile`: one call of the first benchmark under Nsight Compute, kept with the verdict; a profile
+    that cannot be made is a warning that says why, never a change of the verdict."""
+    if verdict.track != "cuda" or not verdict.accepted:
+        why = "only CUDA submissions are profiled" if verdict.track != "cuda" else "the submission was not accepted"
+        output.warning(f"not profiled: {why}")
+        return
+    import json
+
+    from grader.cli.profile import print_profile
+    from grader.profile import session
+
+    try:
+        if quiet:
+            result = session.profile_submission(spec, source, path.name)
+        else:
+            with output.console.status("profiling one call under Nsight Compute"):
+                result = session.profile_submission(spec, source, path.name)
+    except session.ProfileError as error:
+        output.warning(f"not profiled: {error}")
+        return
+    verdict.profile = json.loads(result.model_dump_json())
+    if not quiet:
+        print_profile(result)
 
 
 def store(verdict, source: str, db: str | None) -> None:
@@ -175,8 +206,13 @@ def submit(
     queue: str | None = typer.Option(
         None, metavar="NAME", help="With --remote: the queue (default cpu, or $KERNELJUDGE_QUEUE / cuda)."
     ),
+    profile: bool = typer.Option(
+        False, "--profile", help="Also profile one call of the first benchmark with Nsight Compute; stored with it."
+    ),
 ):
     """Check correctness, then time the benchmarks."""
+    if remote and profile:
+        raise output.usage_error("--profile profiles here, so it does not go with --remote")
     if remote:
         from grader.cli.scale import submit_remote  # says so when the distributed extra is missing
 
@@ -186,7 +222,7 @@ def submit(
         raise typer.Exit(
             submit_remote(problem, path, track=track, mode="submit", user=user, queue=queue, as_json=as_json, db_url=db)
         )
-    grade(problem, file, track, "submit", user, as_json, db, sandbox_kind, reference)
+    grade(problem, file, track, "submit", user, as_json, db, sandbox_kind, reference, profile)
 
 
 def selftest(

@@ -45,6 +45,7 @@ class BenchmarkResult:
     telemetry: dict = field(default_factory=dict)
     trusted: bool = True  # False when a flag says the time may not be the code's own (grader/perf/stats.py)
     flags: list[str] = field(default_factory=list)  # why not: "noisy: ...", "machine loaded: ..."
+    eager_us: float | None = None  # PyTorch baselines: median_us is CUDA-graph replay, this the Python-dispatched call
 
 
 @dataclass
@@ -66,6 +67,7 @@ class Verdict:
     grader_version: str = ""
     output_tail: str = ""  # the end of what the run printed (stdout, then stderr), bounded
     time_limit_s: float | None = None  # the wall-clock limit the run had
+    profile: dict | None = None  # `submit --profile`: grader/profile's Profile (docs/profile.schema.json), as JSON
 
     def __post_init__(self):
         self.status = Status(self.status).value  # a ValueError for any name outside the contract

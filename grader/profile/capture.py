@@ -1,7 +1,7 @@
 """How to get an Nsight Compute report of one call of a submission: `one_call`, the one place that knows.
 
 The compiled submission and the CUDA harness (grader/build's build_submission and build_runner) run in the local
-sandbox like a grading, with the harness's argv prefixed by ncu and a request (harness/runner.cpp's format)
+sandbox like a grading, with the harness's argv prefixed by ncu and a request
 of a single check-mode call of one benchmark's sizes: fresh inputs, NaN-poisoned outputs, one `solve`. In the same
 sandboxed run, ncu then exports the report as CSV (`--page raw`) into the working folder, so the report file,
 which the profiled program could have touched, is only ever parsed inside the sandbox. The harness's own
@@ -23,13 +23,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from grader.build import compiler
 from grader.build.toolchain import detect
 from grader.problems.spec import Problem, SizeSet
 from grader.profile import ncu
-from grader.run import inputs as gen
+from grader.run import request
 from grader.sandbox import local as sandbox
 
 REPORT, CSV, LOG = "profile.ncu-rep", "raw.csv", "ncu.log"
@@ -47,21 +45,14 @@ class Capture:
     kept_report: Path | None  # where the .ncu-rep was copied (keep_report), if it was written
 
 
-def request(problem: Problem, size_set: SizeSet, seed: int) -> str:
-    """One check-mode call of `size_set` in runner.cpp's request format (its header comment defines it)."""
-    sizes = size_set.sizes
-    lines = ["library ./lib.so", "outdir ./out", f"case {size_set.name} check {seed:x} 1"]
-    ints = [str(sizes[name]) for name in problem.size_names]
-    lines.append(f"ints {len(ints)} {' '.join(ints)}")
-    lines.append(f"buffers {len(problem.pointer_params)}")
-    for param in problem.pointer_params:
-        count = int(np.prod(problem.shape(param, sizes)))
-        if param.role == "input":
-            dist = problem.distribution(size_set, param.name)
-            lines.append(f"in {count} {gen.float32_bits(dist.low)} {gen.float32_bits(dist.high - dist.low)}")
-        else:
-            lines.append(f"out {count}")
-    lines.append("end")
+def request_text(problem: Problem, size_set: SizeSet, seed: int) -> str:
+    """One check-mode call of `size_set` for the in-process harness (grader/run/request.py's format, one draw)."""
+    text = request.build(problem, "cuda", [request.Case(size_set.name, size_set, "check", seed)])
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        words = line.split()
+        if words[:3] == ["case", size_set.name, "check"]:
+            lines[i] = " ".join([*words[:-1], "1"])  # one draw: one call of solve, not DRAWS_PER_TEST
     return "\n".join(lines) + "\n"
 
 
@@ -96,7 +87,7 @@ def one_call(
         tools = detect()
         env = {"LD_LIBRARY_PATH": tools.cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")}
         argv = ["sh", "-c", script(ncu_path)]
-        stdin = request(problem, size_set, seed).encode()
+        stdin = request_text(problem, size_set, seed).encode()
         started = time.monotonic()
         if unsandboxed:
             returncode, printed = _direct(argv, workdir, stdin, env)

@@ -45,6 +45,7 @@ submissions = Table(
     Column("grader_version", String(32), nullable=False),
     Column("output_tail", Text, nullable=False, server_default=""),  # what the run printed, bounded
     Column("time_limit_s", Float),  # the wall-clock limit the run had
+    Column("profile", JSON),  # grader/profile's Profile of one benchmark call (submit --profile), else null
     Index("ix_submissions_board", "problem", "device_name", "status", "mode"),
     Index("ix_submissions_user", "user"),
 )
@@ -86,6 +87,7 @@ benchmark_results = Table(
     Column("telemetry", JSON, nullable=False),
     Column("trusted", Boolean, nullable=False, server_default=true()),  # False: a flag says why not
     Column("flags", JSON, nullable=False, server_default="[]"),
+    Column("eager_us", Float),  # PyTorch baselines: the call timed from Python, dispatch gaps included
 )
 
 grading_jobs = Table(  # one row per job sent to the Celery workers (grader/scale/job_table.py)

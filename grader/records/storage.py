@@ -82,6 +82,7 @@ def save_verdict(verdict: Verdict, source: str, db_url: str | None = None) -> in
         "grader_version": verdict.grader_version,
         "output_tail": _text(verdict.output_tail),
         "time_limit_s": verdict.time_limit_s,
+        "profile": verdict.profile,
     }
 
     def write(connection: Connection) -> int:
@@ -193,6 +194,7 @@ def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
         grader_version=row.grader_version,
         output_tail=row.output_tail,
         time_limit_s=row.time_limit_s,
+        profile=row.profile,
     )
     return Stored(id=row.id, created_at=_utc(row.created_at), source=row.source, verdict=verdict)
 
