@@ -49,6 +49,12 @@ def _database() -> Iterator[None]:
 def leaderboard_command(
     problem: str = args.PROBLEM,
     device: str | None = typer.Option(None, metavar="NAME", help="Only this device name."),
+    by: str = typer.Option(
+        "score",
+        "--by",
+        metavar="[score|sol]",
+        help="score: time, one board per device; sol: fraction of speed of light, one board for every device.",
+    ),
     as_json: bool = JSON,
     db: str | None = DB,
 ):
@@ -58,8 +64,10 @@ def leaderboard_command(
 
     if problem not in list_slugs():
         raise output.usage_error(f"unknown problem {problem!r}; the known problems are: {', '.join(list_slugs())}")
+    if by not in leaderboard.RANKINGS:
+        raise output.usage_error(f"unknown ranking {by!r}: --by score or --by sol")
     with _database():
-        boards = leaderboard.boards(problem, device=device, db_url=db)
+        boards = leaderboard.boards(problem, device=device, db_url=db, by=by)
         doubted = {
             e.submission_id: timing.doubts(stored.verdict)
             for b in boards
@@ -77,10 +85,14 @@ def leaderboard_command(
         notes = [floor] if floor else []
         if any(doubted.get(e.submission_id) for e in board.entries):
             notes.append(f"{timing.DOUBT_MARK}: timing not trustworthy (grader show-submission ID says why)")
+        if board.ranked_by == "sol":
+            notes.append("SOL: roofline time over measured time, against each device's own measured ceilings")
         columns = [
             Column("#", justify="right"),
             Column("user", wrap=True),
             Column(f"score {unit.name}", justify="right"),
+            Column("SOL", justify="right", drop=1),
+            *([Column("device", wrap=True)] if board.ranked_by == "sol" else []),
             Column("vs PyTorch", justify="right", drop=2),
             Column("submission"),
             Column("submitted (UTC)", drop=1),
@@ -90,6 +102,8 @@ def leaderboard_command(
                 Text(str(e.rank) if e.rank else MARK[e.kind], KIND_STYLE[e.kind]),
                 Text(e.user, KIND_STYLE[e.kind]),
                 unit.format(e.score_us) + (f" {timing.DOUBT_MARK}" if doubted.get(e.submission_id) else ""),
+                f"{100 * e.sol:.1f}%" if e.sol is not None else "",
+                *([e.device] if board.ranked_by == "sol" else []),
                 f"{e.speedup:.2f}x" if e.speedup else "",
                 e.submission_id,
                 f"{e.created_at:{WHEN}}",
