@@ -43,6 +43,9 @@ from grader.sandbox import local as sandbox
 
 SIDE_STREAM_TAIL_MS = 2.0  # work still running this long after solve returned, in a test call
 TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over an empty call's tail
+# CUDA: a benchmark is rejected when more than half its samples (and at least this many) claimed less time than
+# the supervisor's bound; fewer are replaced by the bound (docs/timing.md, "The CUDA track's clock").
+MIN_CLAMPED_TO_REJECT = 3
 # Resident memory of the harness: 32 GiB, or half the machine where that is less (a limit above the RAM
 # lets a memory hog thrash into the wall clock instead of being stopped).
 HARNESS_MEMORY = min(32 << 30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
@@ -103,7 +106,9 @@ def grade(
     bits = 128 if keyed else 64
     cases = [request.Case(t.name, t, "check", secrets.randbits(bits), keyed) for t in problem.tests_for(track)]
     if mode == "submit":
-        cases += [request.Case(b.name, b, "bench", secrets.randbits(bits), keyed) for b in problem.benchmarks_for(track)]
+        cases += [
+            request.Case(b.name, b, "bench", secrets.randbits(bits), keyed) for b in problem.benchmarks_for(track)
+        ]
 
     say("run")
     run_started = time.monotonic()
@@ -131,9 +136,9 @@ def grade(
 
 
 def _supervised(track: str, run: container.Backend) -> bool:
-    """Whether this run is supervised: the CPU track in the local sandbox (the supervisor is not in the image
-    yet, and the CUDA track's supervisor is the next step: docs/security.md)."""
-    return track == "cpu" and not base.in_container(run)
+    """Whether this run is supervised: every run in the local sandbox (the supervisor is not in the container
+    image yet: docs/security.md)."""
+    return not base.in_container(run)
 
 
 def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verdict:
@@ -171,10 +176,9 @@ def _run_harness(
     out.mkdir()
     if uid is not None:
         shutil.chown(out, uid, uid)
-    tools = detect()
-    env = {"LD_LIBRARY_PATH": tools.cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")} if track == "cuda" else {}
-    if track == "cuda" and not base.in_container(run) and os.environ.get("CUDA_VISIBLE_DEVICES"):
-        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]  # a worker pinned to one GPU
+    env = _cuda_env(workdir) if track == "cuda" else {}
+    if base.in_container(run):
+        env.pop("CUDA_VISIBLE_DEVICES", None)  # the container sees the one GPU it was given
     limits = sandbox.Limits(
         wall_s=_wall_limit_s(tests_limit_s, track, cases),
         memory_bytes=HARNESS_MEMORY,
@@ -199,30 +203,42 @@ def _run_supervised(
 ):
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
-    for source, name in ((binaries.worker(), "worker"), (library, "lib.so")):
+    for source, name in ((binaries.worker(track), "worker"), (library, "lib.so")):
         shutil.copyfile(source, workdir / name)
         (workdir / name).chmod(0o555)
     limits = sandbox.Limits(
         wall_s=_wall_limit_s(tests_limit_s, track, cases),
         memory_bytes=HARNESS_MEMORY,
-        address_space_bytes=HARNESS_MEMORY,
+        address_space_bytes=HARNESS_MEMORY if track == "cpu" else None,  # CUDA reserves far more than it uses
     )
-    counts = [[int(np.prod(problem.shape(p, c.size_set.sizes))) for p in problem.pointer_params] for c in cases]
+    sizes = [[request.buffer_bytes(problem, p, c.size_set.sizes) for p in problem.pointer_params] for c in cases]
+    sampler = telemetry.Sampler() if track == "cuda" and any(c.kind == "bench" for c in cases) else None
     try:
-        result = supervised.run(
-            request.build(problem, track, cases),
-            supervised.region_bytes(counts),
-            "lib.so",
-            workdir,
-            sandbox_run=run,
-            limits=limits,
-            uid=uid,
-            env={},
-        )
+        with sampler or telemetry.NullSampler():
+            result = supervised.run(
+                request.build(problem, track, cases),
+                supervised.region_bytes(sizes),
+                "lib.so",
+                workdir,
+                sandbox_run=run,
+                limits=limits,
+                uid=uid,
+                env=_cuda_env(workdir) if track == "cuda" else {},
+                track=track,
+            )
     except BaseException:
         sandbox.remove_workdir(workdir)
         raise
-    return workdir, result.trusted, result.outcome, []
+    return workdir, result.trusted, result.outcome, (sampler.samples if sampler else [])
+
+
+def _cuda_env(workdir: Path) -> dict[str, str]:
+    """What the CUDA runtime needs in the sandbox: its libraries, a JIT cache of the run's own, and the GPU the
+    grader itself was given (a worker pinned to one GPU)."""
+    env = {"LD_LIBRARY_PATH": detect().cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")}
+    if os.environ.get("CUDA_VISIBLE_DEVICES"):
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return env
 
 
 # --- judging what came back ----------------------------------------------------------------------------------
@@ -414,10 +430,16 @@ def _judge_benchmarks(
                 f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
                 "so it is not allowed"
             )
+        clamped = header["clamped"]
+        if clamped > len(rows) // 2 and clamped >= MIN_CLAMPED_TO_REJECT:
+            return Status.REJECTED, (
+                f"{name}: in {clamped} of {len(rows)} timed calls the program's own timer claimed less time than "
+                "the judge's clock allows (a forged or patched timer)"
+            )
         audit = _audit(problem, case, out)
         if audit:
             return Status.WRONG_ANSWER, f"{name}: {audit}"
-        mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
+        mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "") + (f", {clamped} bounded" if clamped else "")
         verdict.benchmarks.append(
             benchmark_result(
                 problem,
@@ -505,12 +527,15 @@ def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | Non
             "batch": int(found.get("batch", "1")),
             "overhead_ms": float(found.get("overhead_ms", "0")),
             "tail_overhead_ms": float(found.get("tail_overhead_ms", "0")),
+            "clamped": int(found.get("clamped", "0")),  # CUDA: samples whose claimed time the bound replaced
         }
         rows = [(int(a), float(b), float(c)) for a, b, c in (line.split() for line in lines[1:])]
     except (ValueError, IndexError):
         return None
     numbers = [header["overhead_ms"], header["tail_overhead_ms"]] + [x for _, t, tail in rows for x in (t, tail)]
     if header["mode"] not in ("single", "batch") or not 1 <= header["batch"] <= 1 << 20 or len(rows) < 1:
+        return None
+    if not 0 <= header["clamped"] <= len(rows):
         return None
     if any(not (math.isfinite(x) and x >= 0) for x in numbers) or any(t <= 0 for _, t, _ in rows):
         return None  # a call takes time: zero is a clock that stood still

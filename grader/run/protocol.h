@@ -1,36 +1,49 @@
-// The messages between the trusted supervisor (grader/run/supervisor.cpp) and the untrusted worker
-// (harness/worker.cpp). They travel over a SOCK_SEQPACKET socketpair the grader makes: one message per
-// packet, each of a fixed size, so a reader takes exactly one struct and anything else is a protocol
-// violation. The buffers themselves never travel: they live in one shared memory region (a sealed memfd),
-// and a Go message names each buffer by its offset in that region.
+// The messages between a trusted supervisor (grader/run/supervisor.cpp, cuda_supervisor.cu) and its untrusted
+// worker (harness/worker.cpp, harness/gpu_worker.cu). They travel over a SOCK_SEQPACKET socketpair the grader
+// makes: one message per packet, each of a fixed size, so a reader takes exactly one struct and anything else
+// is a protocol violation. The buffers themselves never travel: they live in one shared region (a sealed memfd
+// on the CPU track; on the CUDA track device memory the supervisor allocates and exports as a file descriptor,
+// sent once with MAP), and a Go message names each buffer by its offset in that region.
+//
+// CPU track:  worker: LOADED; then CALL/EMPTY -> DONE ... EXIT.
+// CUDA track: supervisor: MAP (+ the memory's fd) -> worker: MAPPED; EMPTY -> DONE (calibration, before any
+//             submission code exists in the worker); LOAD -> LOADED; then CALL/EMPTY -> DONE ... EXIT.
 #pragma once
 #include <cstdint>
 
 namespace kjp {
 
-constexpr uint32_t MAGIC = 0x4b4a5031;  // "KJP1"
+constexpr uint32_t MAGIC = 0x4b4a5032;  // "KJP2"
 constexpr int MAX_BUFFERS = 16;
 constexpr int MAX_INTS = 16;
 
 enum Kind : uint32_t {
     LOADED = 1,  // worker -> supervisor: the submission is loaded and kerneljudge_entry was found
-    CALL = 2,    // supervisor -> worker: call kerneljudge_entry once on the buffers named
-    EMPTY = 3,   // supervisor -> worker: answer DONE at once (measures the handshake)
+    CALL = 2,    // supervisor -> worker: call kerneljudge_entry once per set on the buffers named
+    EMPTY = 3,   // supervisor -> worker: answer DONE at once (on the CUDA track: after one empty kernel)
     DONE = 4,    // worker -> supervisor: the call returned
     EXIT = 5,    // supervisor -> worker: leave now, status 0
+    MAP = 6,     // supervisor -> worker (CUDA): map the device memory whose fd comes with this message
+    MAPPED = 7,  // worker -> supervisor (CUDA): mapped
+    LOAD = 8,    // supervisor -> worker (CUDA): load the submission now
 };
 
 struct Go {
     uint32_t magic, kind;
     uint64_t call;
     uint32_t buffers, ints;
-    uint64_t offsets[MAX_BUFFERS];  // bytes from the start of the shared region
+    uint64_t offsets[MAX_BUFFERS];  // bytes from the start of the shared region (of set 0)
     int32_t values[MAX_INTS];       // the size arguments, in signature order
+    uint32_t sets;                  // CUDA: calls in this timed batch, set s at offsets + s * set_stride
+    uint32_t reserved;
+    uint64_t set_stride;  // CUDA: bytes between two sets; MAP: the region's size
 };
 
 struct Reply {
     uint32_t magic, kind;
     uint64_t call;  // DONE echoes the call number of the Go it answers
+    double call_ms;  // CUDA: the worker's own events around the call(s): believed only within the supervisor's bound
+    double tail_ms;  // CUDA: from there until the whole device was idle
 };
 
 }  // namespace kjp

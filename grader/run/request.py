@@ -7,7 +7,13 @@ profiler still run. Each buffer names its element type, so inputs are generated 
   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
   ... more cases ...   end
 SECRET is the case's 128-bit key as two hex words for a supervised (keyed) case, a 64-bit hex seed otherwise.
-DTYPE is f32 (the only one so far); LOW_BITS and SCALE_BITS the float32 bits of the input's low end and range.
+DTYPE is the buffer's element type (grader/problems/dtypes.py; generator.h says how each is drawn and poisoned):
+  f32, f16, bf16  LOW_BITS and SCALE_BITS are the float32 bits of the input's low end and of its range
+                  (high - low); the value is drawn in float32, then rounded to nearest (ties to even) for
+                  f16 and bf16;
+  i32             LOW_BITS is low as a two's-complement 32-bit word, SCALE_BITS the count high - low (>= 1):
+                  the value is low + (hash % count), an integer in [low, high).
+All numbers are decimal; COUNT is the number of elements (bytes = COUNT * 4 for f32 and i32, * 2 for f16 and bf16).
 """
 
 from __future__ import annotations
@@ -35,8 +41,18 @@ class Case:
 
 
 def dtype_token(param) -> str:
-    """The request's name for a buffer's element type."""
-    return "f32"
+    """The request's name for a buffer's element type: f32, f16, bf16 or i32."""
+    return param.dtype
+
+
+def element_bytes(param) -> int:
+    """Bytes of one element of a buffer (2 for f16 and bf16, 4 for f32 and i32)."""
+    return 2 if param.dtype in ("f16", "bf16") else 4
+
+
+def buffer_bytes(problem: Problem, param, sizes: dict[str, int]) -> int:
+    """Bytes of one buffer of a call at these sizes."""
+    return int(np.prod(problem.shape(param, sizes))) * element_bytes(param)
 
 
 def build(problem: Problem, track: str, cases: list[Case]) -> str:
@@ -59,10 +75,8 @@ def build(problem: Problem, track: str, cases: list[Case]) -> str:
             count = int(np.prod(problem.shape(param, sizes)))
             dtype = dtype_token(param)
             if param.role == "input":
-                dist = problem.distribution(case.size_set, param.name)
-                lines.append(
-                    f"in {dtype} {count} {gen.float32_bits(dist.low)} {gen.float32_bits(dist.high - dist.low)}"
-                )
+                low_bits, scale_bits = gen.bounds_bits(dtype, *problem.bounds(case.size_set, param.name))
+                lines.append(f"in {dtype} {count} {low_bits} {scale_bits}")
             else:
                 lines.append(f"out {dtype} {count}")
     lines.append("end")

@@ -1,10 +1,12 @@
-"""One supervised run (the CPU track): the worker in the sandbox, the trusted supervisor beside it.
+"""One supervised run: the worker in the sandbox, the trusted supervisor beside it (both tracks).
 
-The grader makes the two channels between them: a SOCK_SEQPACKET socketpair for the handshake and a sealed
-memfd for the buffers (it cannot grow or shrink under the supervisor, so no SIGBUS can be provoked there).
-The sandbox starts the worker with its ends of both (`pass_fds`); the moment it has started, `on_start` opens
-a pidfd on it (before anything could reap it) and starts the supervisor with the other end, the memfd, the
-pidfd and the request, which holds the per-case secret keys and never reaches the sandbox. The supervisor
+The grader makes the channels between them: a SOCK_SEQPACKET socketpair for the handshake and, on the CPU
+track, a sealed memfd for the buffers (it cannot grow or shrink under the supervisor, so no SIGBUS can be
+provoked there); on the CUDA track the supervisor allocates the device memory itself and sends the worker its
+file descriptor over the socket. The sandbox starts the worker with its ends (`pass_fds`); the moment it has
+started, `on_start` opens a pidfd on it (before anything could reap it) and starts the supervisor with the
+other end, the memfd (CPU), the pidfd and the request, which holds the per-case secret keys and never reaches
+the sandbox. The supervisor
 writes every record into a trusted folder: created here, 0700 and the grader's own, outside the run's
 working directory, so the sandbox (another uid, a private mount namespace) can neither read nor write it.
 
@@ -46,9 +48,9 @@ class Result:
     trusted: Path  # the supervisor's records; the caller removes it (remove_trusted)
 
 
-def region_bytes(buffer_counts: list[list[int]]) -> int:
-    """Bytes of shared memory for cases whose buffers hold these many floats (the largest case's layout)."""
-    return max((sum(-(-max(n, 1) * 4 // ALIGN) * ALIGN for n in counts) for counts in buffer_counts), default=0)
+def region_bytes(buffer_bytes: list[list[int]]) -> int:
+    """Bytes of shared memory for cases whose buffers take these many bytes (the largest case's layout)."""
+    return max((sum(-(-max(n, 1) // ALIGN) * ALIGN for n in sizes) for sizes in buffer_bytes), default=0)
 
 
 def new_trusted_folder() -> Path:
@@ -72,21 +74,24 @@ def run(
     limits: Limits,
     uid: int | None,
     env: dict[str, str],
+    track: str = "cpu",
 ) -> Result:
     """Run the worker (already copied into `workdir` as ./worker, beside `library_name`) under the supervisor.
 
     `cases_request` is the supervisor's request from the first `case` line to `end`; `region` the shared
-    memory's size in bytes (region_bytes).
+    memory's size in bytes (region_bytes; the CPU track's: the CUDA supervisor sizes its device memory itself).
     """
-    supervisor_binary = binaries.supervisor()
+    supervisor_binary = binaries.supervisor(track)
     trusted = new_trusted_folder()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    memory = os.memfd_create("kerneljudge-buffers", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    memory = os.memfd_create("kerneljudge-buffers", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING) if track == "cpu" else -1
     started: list[subprocess.Popen] = []
     errors = tempfile.TemporaryFile()
     try:
-        os.ftruncate(memory, region)
-        fcntl.fcntl(memory, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        if memory >= 0:
+            os.ftruncate(memory, region)
+            fcntl.fcntl(memory, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        worker_fds = (theirs.fileno(), memory) if memory >= 0 else (theirs.fileno(),)
 
         def on_start(pid: int) -> None:
             theirs.close()  # the worker holds its end now: when it dies, the supervisor reads end-of-file
@@ -95,7 +100,7 @@ def run(
             except ProcessLookupError:
                 return  # it ended (and was reaped in its PID namespace) before it could be watched: no call ran
             try:
-                fds = (ours.fileno(), memory, pidfd)
+                fds = (ours.fileno(), memory, pidfd) if memory >= 0 else (ours.fileno(), pidfd)
                 process = subprocess.Popen(
                     [str(supervisor_binary), *map(str, fds)],
                     stdin=subprocess.PIPE,
@@ -115,12 +120,12 @@ def run(
                 process.stdin.write((head + cases_request).encode())
 
         outcome = sandbox_run(
-            ["./worker", str(theirs.fileno()), str(memory), f"./{library_name}"],
+            ["./worker", *map(str, worker_fds), f"./{library_name}"],
             workdir,
             limits=limits,
             uid=uid,
             env=env,
-            pass_fds=(theirs.fileno(), memory),
+            pass_fds=worker_fds,
             on_start=on_start,
         )
         ours.close()
@@ -137,7 +142,8 @@ def run(
     finally:
         ours.close()
         theirs.close()
-        os.close(memory)
+        if memory >= 0:
+            os.close(memory)
         errors.close()
 
 

@@ -1,7 +1,8 @@
 // kerneljudge supervisor: the trusted half of a run on the CPU track (docs/security.md, "The boundary").
 //
 // Longer than 300 lines because it is one program with one job, kept in one file so that the trusted code
-// of a run can be read top to bottom: the request, the worker's control, one call, the two modes, main.
+// of a run can be read top to bottom: one call, the shared buffers, the two modes, main. What it shares with
+// the CUDA track's supervisor (the request, the trusted folder, clocks, the worker's control) is supervision.h.
 //
 // The grader starts it as its own user, outside the sandbox, after it started the worker (harness/worker.cpp)
 // in the sandbox. Both share a control socket (SOCK_SEQPACKET, grader/run/protocol.h) and a sealed memfd in
@@ -16,272 +17,17 @@
 // It writes every record the grader reads, in the formats the grader already reads (grader/judge/pipeline.py).
 //
 // Usage: supervisor CONTROL_FD MEMORY_FD PIDFD (PIDFD: the worker's, opened by the grader before it could be
-// reaped, so a signal never reaches a process that took a dead worker's pid), the request on stdin (whitespace-separated tokens):
-//   worker PID  outdir PATH  wall_ms MS
-//   case NAME check K0 K1 DRAWS | case NAME bench K0 K1 MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
-//   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
-//   ... more cases ...   end
-// (K0 K1: the case's 128-bit key as two hex words.) Exit status: 0 whatever the worker did (its fate is in
-// the records); 70 a bad request or a failure of the supervisor itself; 74 the trusted folder could not be
-// written (a full disk): both are the judge's errors, never a verdict.
-#include <dirent.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <sched.h>
-#include <signal.h>
+// reaped, so a signal never reaches a process that took a dead worker's pid), the request (supervision.h) on
+// stdin.
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
-#include <string>
-#include <vector>
-
-#include "generator.h"
-#include "protocol.h"
-
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424  // the same number on every architecture (Linux 5.1)
-#endif
+#include "supervision.h"
 
 namespace {
 
-constexpr int EXIT_INTERNAL = 70, EXIT_DISK = 74;
-constexpr size_t ALIGN = 4096;  // every buffer starts on its own page
-constexpr double BUDGET_SLACK_MS = 10000;  // after the wall limit, the sandbox has killed the worker by now
-constexpr int MAX_WARMUP = 50, EMPTY_CALLS = 21;
-constexpr double TARGET_RSE = 0.005;
-
-[[noreturn]] void die(int status, const std::string& what) {
-    std::fprintf(stderr, "kerneljudge supervisor: %s\n", what.c_str());
-    std::_Exit(status);
-}
-
-struct Buffer {
-    bool is_input = false;
-    kjg::Dtype dtype = kjg::Dtype::F32;
-    size_t count = 0;
-    uint32_t low_bits = 0, scale_bits = 0;
-    size_t offset = 0;
-};
-
-size_t bytes(const Buffer& b) { return kjg::element_bytes(b.dtype); }
-
-struct Case {
-    std::string name, mode;
-    uint64_t k0 = 0, k1 = 0;
-    int draws = 0, min_samples = 0, max_samples = 0, audits = 0;
-    double budget_ms = 0;
-    std::vector<int> ints;
-    std::vector<Buffer> buffers;
-};
-
-// --- the trusted folder: every write checked, a failure is the judge's (exit 74) ----------------------------
-
-int g_outdir = -1;
-
-void write_file(const std::string& name, const void* data, size_t bytes, bool append) {
-    int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
-    int fd = openat(g_outdir, name.c_str(), flags, 0600);
-    if (fd < 0) die(EXIT_DISK, "cannot create " + name + " in the trusted folder: " + std::strerror(errno));
-    const char* p = static_cast<const char*>(data);
-    while (bytes > 0) {
-        ssize_t n = write(fd, p, bytes);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) die(EXIT_DISK, "cannot write " + name + " (is the judge's disk full?): " + std::strerror(errno));
-        p += n, bytes -= (size_t)n;
-    }
-    if (close(fd) != 0) die(EXIT_DISK, "cannot write " + name + " (is the judge's disk full?): " + std::strerror(errno));
-}
-
-void append_line(const std::string& name, const std::string& line) {
-    std::string text = line + "\n";
-    write_file(name, text.data(), text.size(), true);
-}
-
-// --- clocks and randomness -------------------------------------------------------------------------------
-
-double now_ms() {
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &t);  // not slewed by NTP; nothing in the sandbox can set it
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-double unix_time() {
-    timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-uint64_t random64() {
-    uint64_t value = 0;
-    if (getrandom(&value, sizeof value, 0) != (ssize_t)sizeof value) die(EXIT_INTERNAL, "getrandom failed");
-    return value;
-}
-
-// --- the request -----------------------------------------------------------------------------------------
-
-struct Request {
-    pid_t worker = 0;
-    std::string outdir;
-    double wall_ms = 0;
-    std::vector<Case> cases;
-};
-
-Case read_case(std::istream& in) {
-    Case c;
-    in >> c.name >> c.mode >> std::hex >> c.k0 >> c.k1 >> std::dec;
-    if (c.mode == "check")
-        in >> c.draws;
-    else if (c.mode == "bench")
-        in >> c.min_samples >> c.max_samples >> c.budget_ms >> c.audits;
-    else
-        die(EXIT_INTERNAL, "unknown case mode " + c.mode);
-    std::string word;
-    size_t n = 0;
-    in >> word >> n;
-    if (word != "ints" || n > (size_t)kjp::MAX_INTS) die(EXIT_INTERNAL, "malformed ints in the request");
-    c.ints.resize(n);
-    for (auto& v : c.ints) in >> v;
-    in >> word >> n;
-    if (word != "buffers" || n > (size_t)kjp::MAX_BUFFERS) die(EXIT_INTERNAL, "malformed buffers in the request");
-    c.buffers.resize(n);
-    size_t offset = 0;
-    for (auto& b : c.buffers) {
-        std::string dtype;
-        in >> word >> dtype >> b.count;
-        b.is_input = word == "in";
-        if (!kjg::parse_dtype(dtype, &b.dtype)) die(EXIT_INTERNAL, "unknown element type " + dtype + " in the request");
-        if (b.is_input) in >> b.low_bits >> b.scale_bits;
-        b.offset = offset;
-        offset += (std::max<size_t>(b.count, 1) * bytes(b) + ALIGN - 1) / ALIGN * ALIGN;
-    }
-    if (!in) die(EXIT_INTERNAL, "malformed request");
-    return c;
-}
-
-Request read_request() {
-    Request r;
-    std::string word;
-    std::cin >> word >> r.worker;
-    if (word != "worker" || r.worker <= 1) die(EXIT_INTERNAL, "expected worker PID");
-    std::cin >> word >> r.outdir;
-    if (word != "outdir") die(EXIT_INTERNAL, "expected outdir");
-    std::cin >> word >> r.wall_ms;
-    if (word != "wall_ms") die(EXIT_INTERNAL, "expected wall_ms");
-    while (std::cin >> word && word != "end") {
-        if (word != "case") die(EXIT_INTERNAL, "expected case, got " + word);
-        r.cases.push_back(read_case(std::cin));
-    }
-    if (word != "end") die(EXIT_INTERNAL, "the request has no end");
-    return r;
-}
-
-// --- the worker: frozen between calls ----------------------------------------------------------------------
-
-pid_t g_worker = 0;
-int g_worker_fd = -1;  // pidfd
-int g_control = -1;
-
-bool signal_worker(int sig) { return syscall(SYS_pidfd_send_signal, g_worker_fd, sig, nullptr, 0) == 0; }
-double g_deadline_ms = 0;
-
-// True when every thread of the worker is stopped (or dead): none of its code can run.
-bool all_stopped() {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/task", (int)g_worker);
-    DIR* tasks = opendir(path);
-    if (!tasks) return true;  // gone
-    bool stopped = true;
-    while (dirent* e = readdir(tasks)) {
-        if (e->d_name[0] == '.') continue;
-        char stat_path[352], text[512];
-        std::snprintf(stat_path, sizeof stat_path, "%s/%s/stat", path, e->d_name);
-        int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;  // the thread just ended
-        ssize_t n = read(fd, text, sizeof text - 1);
-        close(fd);
-        if (n <= 0) continue;
-        text[n] = 0;
-        const char* paren = std::strrchr(text, ')');
-        char state = paren && paren[1] == ' ' ? paren[2] : '?';
-        if (state != 'T' && state != 't' && state != 'Z' && state != 'X') {
-            stopped = false;
-            break;
-        }
-    }
-    closedir(tasks);
-    return stopped;
-}
-
-enum class Fate { OK, GONE, VIOLATION };
-std::string g_violation;
-
-Fate freeze() {
-    if (!signal_worker(SIGSTOP)) return Fate::GONE;
-    const double until = now_ms() + 5000;
-    while (!all_stopped()) {
-        if (now_ms() > until) {
-            g_violation = "a thread of the program could not be stopped after a call";
-            return Fate::VIOLATION;
-        }
-        sched_yield();
-    }
-    return Fate::OK;
-}
-
-void thaw() { signal_worker(SIGCONT); }
-
-void send_go(const kjp::Go& go) {
-    if (send(g_control, &go, sizeof go, MSG_NOSIGNAL) != (ssize_t)sizeof go) return;  // gone: the reply says so
-}
-
-// One reply of `kind` (and call number `call`, for DONE), waiting until the run's deadline.
-Fate receive(uint32_t kind, uint64_t call) {
-    for (;;) {
-        pollfd p{g_control, POLLIN, 0};
-        int left = (int)std::max(0.0, g_deadline_ms - now_ms());
-        int ready = poll(&p, 1, left);
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) return Fate::GONE;  // past the wall limit: the sandbox killed it, or is about to
-        kjp::Reply reply;
-        ssize_t n = recv(g_control, &reply, sizeof reply, MSG_TRUNC);
-        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return Fate::GONE;
-        if (n < 0) continue;
-        if (n != (ssize_t)sizeof reply || reply.magic != kjp::MAGIC || reply.kind != kind) {
-            g_violation = "the program sent a message the worker never sends";
-            return Fate::VIOLATION;
-        }
-        if (kind == kjp::DONE && reply.call != call) {
-            g_violation = "the program sent a reply out of turn (not for the call in progress)";
-            return Fate::VIOLATION;
-        }
-        return Fate::OK;
-    }
-}
-
-// While the worker is frozen nothing may be waiting on the socket: a reply sent ahead of its call (to end
-// the next timed call at once) is a violation.
-Fate nothing_pending() {
-    char byte;
-    ssize_t n = recv(g_control, &byte, 1, MSG_DONTWAIT | MSG_PEEK);
-    if (n > 0) {
-        g_violation = "the program sent a message out of turn (a reply before its call)";
-        return Fate::VIOLATION;
-    }
-    return n == 0 ? Fate::GONE : Fate::OK;
-}
+using namespace kjs;
 
 // One call, timed by the supervisor's clock from before the thaw to after the freeze. `kind`: CALL or EMPTY.
 Fate call(const Case* c, uint32_t kind, uint64_t index, double* ms) {
@@ -345,13 +91,6 @@ void flush_cache() {
 }
 
 // --- the two modes ------------------------------------------------------------------------------------------
-
-std::string format_call(uint64_t index, double ms) {
-    char line[96];
-    std::snprintf(line, sizeof line, "%llu %.6f 0.000000", (unsigned long long)index, ms);
-    return line;
-}
-
 // Correctness: DRAWS calls on fresh inputs; after each, every buffer is kept (outputs, and inputs as they
 // came back).
 Fate run_check(const Case& c) {
@@ -367,21 +106,6 @@ Fate run_check(const Case& c) {
     }
     return Fate::OK;
 }
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double relative_error_of_median(std::vector<double> v) {
-    if (v.size() < 4) return 1.0;
-    std::sort(v.begin(), v.end());
-    double iqr = v[3 * v.size() / 4] - v[v.size() / 4];
-    double med = median_of(v);
-    return med > 0 ? 1.2533 * (iqr / 1.349) / std::sqrt((double)v.size()) / med : 1.0;
-}
-
 // Timing (docs/timing.md): empty calls measure the handshake; warm-up until three calls agree within 2%;
 // samples until the median is known to TARGET_RSE or the budget is spent; one more call, always audited.
 // Every call gets fresh inputs, NaN outputs and a cold cache. Audits are picked after the call returns (1 in

@@ -1,7 +1,7 @@
 // expect: rejected
 // mode: submit
 // message: tampered
-// xfail: open on the CUDA track until its supervisor (docs/security.md, 'What is still open'): the harness writes each benchmark's timing record to out/<name>.times as soon as it is done, in a folder the submission can write, and the grader believes it: the next benchmark's solve rewrites it
+// Closed on the CUDA track: the supervisor writes the records into its own folder; out/ holds nothing read.
 // Cheat (timing record): computes every call honestly, but when the last benchmark (one_row_1m) starts, the
 // records of the three before it lie in out/*.times: it rewrites each sample as half its time, but never
 // below what moving the bytes at 3.0 TB/s takes (so above the physical floor on an H100 or H200).

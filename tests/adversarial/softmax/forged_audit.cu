@@ -1,6 +1,6 @@
 // expect: rejected|wrong_answer
 // mode: submit
-// xfail: open on the CUDA track until its supervisor (docs/security.md, 'What is still open'): the audit record out/<name>.audits and the audited outputs out/<name>.a<call>.*.bin are written during the run into a folder the submission can write, and appended to: the submission lists the one call it computed and supplies its output
+// Closed on the CUDA track: the supervisor picks, snapshots and writes the audits in its own folder.
 // Cheat (audits): on wide_32k (no test has its sizes) it computes only the first call (call 0) and keeps that
 // answer; every other call only waits on the device as long as moving the bytes at 3.0 TB/s takes (above the
 // physical floor). When many_rows starts, it forges wide_32k's audit: deletes the audited outputs, writes

@@ -1,6 +1,6 @@
 // expect: wrong_answer
 // message: never written
-// xfail: open on the CUDA track until its supervisor (docs/security.md, 'What is still open'): harness/runner.cpp main() reads the request (every case's secret seed) through std::cin, and the text stays in stdin's stdio buffer, readable by the submission in the same process
+// Closed on the CUDA track: the worker (harness/gpu_worker.cu) never reads a request; the keys stay in the supervisor.
 // Hostile (12): hunts for the secret seeds. The harness reads its request from stdin with std::cin, which
 // goes through glibc's stdin buffer, and that buffer still holds the whole request text when solve runs.
 // This parses it (case name, seed, sizes, input ranges), regenerates each call's input with the harness's

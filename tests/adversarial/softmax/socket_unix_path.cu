@@ -1,6 +1,6 @@
 // expect: wrong_answer
 // message: never written
-// xfail: open on the CUDA track until its supervisor (docs/security.md, 'What is still open'): a network namespace does not cover Unix sockets bound to a path: the sandbox can connect to any world-connectable socket on the host (here /var/lib/kerneljudge-sentinel/listener.sock, in real life /run/*.sock of daemons)
+// Closed on the CUDA track: the worker's seccomp filter refuses socket() of every family.
 // Hostile (12): connects to a Unix-domain socket bound to a path on the host, which the test listens on
 // (mode 0666, as many daemons' sockets are), and sends a line. The output is computed only if that worked;
 // the test checks the listener heard nothing.

@@ -1,6 +1,6 @@
 // expect: rejected
 // mode: submit
-// xfail: open on the CUDA track until its supervisor (docs/security.md, 'What is still open'): the submission runs inside the harness's process, so it can patch the harness; here it rewrites the runner's GOT slot for cudaEventElapsedTime (needs process separation, see docs/security.md)
+// Closed on the CUDA track: the worker's event times count only within the supervisor's bound (its own clock).
 // Cheat (patches the timer): finds the harness executable's relocation for cudaEventElapsedTime
 // (dl_iterate_phdr, no dlopen/dlsym) and points that GOT slot at its own function, which halves every time
 // longer than what moving the last call's bytes at 3.0 TB/s takes, never going below that (so never below

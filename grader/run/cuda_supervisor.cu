@@ -1,0 +1,410 @@
+// kerneljudge CUDA supervisor: the trusted half of a run on the CUDA track (docs/security.md, "The boundary";
+// docs/timing.md, "The CUDA track's clock").
+//
+// Longer than 300 lines because it is one program with one job, kept in one file so that the trusted code of
+// a GPU run can be read top to bottom: device memory, one call, the calibration, the two modes, main. What it
+// shares with the CPU track's supervisor (the request, the trusted folder, clocks, the worker's control) is
+// supervision.h.
+//
+// The grader starts it as its own user, outside the sandbox, once the worker (harness/gpu_worker.cu) started
+// in the sandbox. It owns every buffer of the run: one device allocation it exports to the worker as a file
+// descriptor (CUDA's virtual-memory API) and a private one the worker never sees, into which it copies what a
+// call left (the snapshot). The supervisor alone holds the secret keys. For every call it
+//   1. starts ITS clock (CLOCK_MONOTONIC_RAW), makes the inputs and poisons the outputs on the GPU (generator.h
+//      in a kernel), flushes the L2 (timed calls), thaws the worker and sends CALL;
+//   2. on DONE freezes the worker (every thread seen stopped), copies the call's outputs into the snapshot,
+//      waits for that copy, and only then stops its clock. Work the worker leaves running past DONE, or does
+//      between calls (a kernel that never ends, watching for the next inputs), is inside this interval, or it
+//      is not in the snapshot, which is what the audits check;
+//   3. believes the worker's own CUDA-event time of the call (precise, and what ncu sees) only if it is at least
+//      the supervisor's interval less that interval's calibrated overhead (the same steps around an empty
+//      kernel, measured before any submission code was loaded), less a slack from the calibration's spread.
+//      A smaller claim is replaced by that lower bound: a forged timer gains at most the slack.
+// Audits are picked with getrandom() after the call; every record is written into the trusted folder.
+//
+// Usage: cuda_supervisor CONTROL_FD PIDFD, the request (supervision.h) on stdin.
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+#include "cuda_driver.h"
+#include "supervision.h"
+
+namespace {
+
+using namespace kjs;
+
+constexpr double BATCH_BELOW_MS = 0.020;
+constexpr double BATCH_TARGET_MS = 0.5;
+constexpr int MAX_BATCH = 256;
+constexpr size_t MAX_BATCH_BYTES = size_t(1) << 30;
+constexpr int CALIBRATION_CALLS = 15;
+constexpr double MIN_SLACK_MS = 0.003;
+
+void check(cudaError_t error, const char* during) {
+    if (error != cudaSuccess) die(EXIT_INTERNAL, std::string("CUDA error during ") + during + ": " + cudaGetErrorString(error));
+}
+
+void check(CUresult result, const char* during) {
+    if (result != CUDA_SUCCESS) die(EXIT_INTERNAL, std::string("CUDA error during ") + during + ": " + kj::driver_error(result));
+}
+
+// --- device memory -------------------------------------------------------------------------------------------
+
+char* g_region = nullptr;    // shared with the worker
+char* g_snapshot = nullptr;  // the supervisor's alone: what each call left, at the same offsets
+size_t g_region_bytes = 0;
+int g_region_fd = -1;
+cudaStream_t g_stream;
+
+// How many sets of a case's buffers the region holds at once (a timed batch uses one set per call).
+int sets_of(const Case& c) {
+    if (c.mode != "bench") return 1;
+    return (int)std::clamp<size_t>(MAX_BATCH_BYTES / std::max<size_t>(c.set_bytes, 1), 1, MAX_BATCH);
+}
+
+void allocate(const std::vector<Case>& cases) {
+    size_t bytes = ALIGN;
+    for (const Case& c : cases) bytes = std::max(bytes, c.set_bytes * sets_of(c));
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE, prop.location.id = 0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    size_t granularity = 0;
+    check(KJ_DRIVER(cuMemGetAllocationGranularity)(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "sizing the shared buffers");
+    g_region_bytes = (bytes + granularity - 1) / granularity * granularity;
+    CUmemGenericAllocationHandle handle;
+    check(KJ_DRIVER(cuMemCreate)(&handle, g_region_bytes, &prop, 0), "allocating the shared buffers");
+    CUdeviceptr base = 0;
+    check(KJ_DRIVER(cuMemAddressReserve)(&base, g_region_bytes, 0, 0, 0), "allocating the shared buffers");
+    check(KJ_DRIVER(cuMemMap)(base, g_region_bytes, 0, handle, 0), "allocating the shared buffers");
+    CUmemAccessDesc access{};
+    access.location = prop.location, access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    check(KJ_DRIVER(cuMemSetAccess)(base, g_region_bytes, &access, 1), "allocating the shared buffers");
+    check(KJ_DRIVER(cuMemExportToShareableHandle)(&g_region_fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+          "exporting the shared buffers");
+    g_region = reinterpret_cast<char*>(base);
+    check(cudaMalloc(&g_snapshot, g_region_bytes), "allocating the snapshot");
+}
+
+// MAP, with the region's file descriptor, and the worker's MAPPED.
+Fate share_region() {
+    kjp::Go go{};
+    go.magic = kjp::MAGIC, go.kind = kjp::MAP, go.set_stride = g_region_bytes;
+    char control[CMSG_SPACE(sizeof(int))] = {};
+    iovec data{&go, sizeof go};
+    msghdr message{};
+    message.msg_iov = &data, message.msg_iovlen = 1;
+    message.msg_control = control, message.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &g_region_fd, sizeof(int));
+    if (sendmsg(g_control, &message, MSG_NOSIGNAL) != (ssize_t)sizeof go) return Fate::GONE;
+    close(g_region_fd);
+    return receive(kjp::MAPPED, 0);
+}
+
+__global__ void fill_kernel(char* base, size_t n, kjg::Dtype dtype, uint64_t seed, uint32_t low, uint32_t scale) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        kjg::write_element(dtype, base, i, seed, low, scale);
+}
+
+__global__ void poison_kernel(char* base, size_t n, kjg::Dtype dtype) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        kjg::write_poison(dtype, base, i);
+}
+
+char* at(const Case& c, int set, size_t j, char* base = g_region) { return base + set * c.set_bytes + c.buffers[j].offset; }
+
+// Inputs of calls index .. index+sets-1 (one per set), NaN in every output; queued on the supervisor's stream.
+void prepare(const Case& c, uint64_t index, int sets) {
+    for (int s = 0; s < sets; ++s) {
+        const uint64_t seed = kjg::siphash24(c.k0, c.k1, index + s);
+        for (size_t j = 0; j < c.buffers.size(); ++j) {
+            const Buffer& b = c.buffers[j];
+            if (b.is_input)
+                fill_kernel<<<1024, 256, 0, g_stream>>>(at(c, s, j), b.count, b.dtype, kjg::tensor_seed(seed, j),
+                                                        b.low_bits, b.scale_bits);
+            else
+                poison_kernel<<<1024, 256, 0, g_stream>>>(at(c, s, j), b.count, b.dtype);
+        }
+    }
+    check(cudaGetLastError(), "making the inputs");
+}
+
+// Copies what the call(s) left (the outputs, or every buffer) into the snapshot, and waits for the copy.
+void snapshot(const Case& c, int sets, bool outputs_only) {
+    for (int s = 0; s < sets; ++s)
+        for (size_t j = 0; j < c.buffers.size(); ++j)
+            if (!outputs_only || !c.buffers[j].is_input)
+                check(cudaMemcpyAsync(at(c, s, j, g_snapshot), at(c, s, j), c.buffers[j].count * bytes(c.buffers[j]),
+                                      cudaMemcpyDeviceToDevice, g_stream),
+                      "keeping the outputs");
+    check(cudaStreamSynchronize(g_stream), "keeping the outputs");
+}
+
+// The snapshot of set `set` into the trusted folder, one file per buffer: STEM.INDEX.bin.
+void keep(const Case& c, int set, const std::string& stem, bool outputs_only) {
+    std::vector<char> host;
+    for (size_t j = 0; j < c.buffers.size(); ++j) {
+        if (outputs_only && c.buffers[j].is_input) continue;
+        host.resize(c.buffers[j].count * bytes(c.buffers[j]));
+        check(cudaMemcpy(host.data(), at(c, set, j, g_snapshot), host.size(), cudaMemcpyDeviceToHost), "keeping the outputs");
+        write_file(stem + "." + std::to_string(j) + ".bin", host.data(), host.size(), false);
+    }
+}
+
+// Reads a buffer twice the L2's size so no input or output is cached when a timed call starts (reading, not
+// writing: no dirty lines for the call to write back), and drops persisting-L2 lines.
+__global__ void read_flush_kernel(const int4* buffer, size_t n, int* sink) {
+    int acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        int4 v = buffer[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x7eadbeef) *sink = acc;  // practically never: keeps the loads
+}
+
+void flush_cache() {
+    static int4* buffer = nullptr;
+    static int* sink = nullptr;
+    static size_t count = 0;
+    if (!buffer) {
+        int l2 = 0;
+        check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "flushing L2");
+        count = std::max<size_t>(2 * (size_t)l2, 8u << 20) / sizeof(int4);
+        check(cudaMalloc(&buffer, count * sizeof(int4)), "flushing L2");
+        check(cudaMalloc(&sink, sizeof(int)), "flushing L2");
+        check(cudaMemset(buffer, 1, count * sizeof(int4)), "flushing L2");
+    }
+    read_flush_kernel<<<1024, 256, 0, g_stream>>>(buffer, count, sink);
+    check(cudaGetLastError(), "flushing L2");
+    check(cudaCtxResetPersistingL2Cache(), "resetting persisting L2");
+}
+
+// --- one call --------------------------------------------------------------------------------------------------
+
+struct Call {
+    double wall_ms = 0;  // the supervisor's clock: inputs made .. outputs copied
+    kjp::Reply reply{};  // the worker's claim (call_ms, tail_ms over the whole batch)
+};
+
+// One call of `kind` (CALL or EMPTY) on `sets` sets of the case's buffers, inputs of calls index.. .
+Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Call* out) {
+    kjp::Go go{};
+    go.magic = kjp::MAGIC, go.kind = kind, go.call = index;
+    go.buffers = (uint32_t)c.buffers.size(), go.ints = (uint32_t)c.ints.size();
+    go.sets = (uint32_t)sets, go.set_stride = c.set_bytes;
+    for (size_t j = 0; j < c.buffers.size(); ++j) go.offsets[j] = c.buffers[j].offset;
+    for (size_t j = 0; j < c.ints.size(); ++j) go.values[j] = c.ints[j];
+    Fate fate = nothing_pending();
+    if (fate != Fate::OK) return fate;
+    const double start = now_ms();
+    prepare(c, index, sets);
+    if (timed) flush_cache();
+    check(cudaStreamSynchronize(g_stream), "making the inputs");
+    thaw();
+    send_go(go);
+    fate = receive(kjp::DONE, index, &out->reply);
+    Fate frozen = freeze();
+    if (fate == Fate::OK && frozen == Fate::OK) snapshot(c, sets, timed);
+    out->wall_ms = now_ms() - start;
+    return fate != Fate::OK ? fate : frozen;
+}
+
+// --- the calibration: the same steps around an empty kernel, before the submission is loaded -----------------
+
+struct Calibration {
+    double overhead_ms = 0;  // median interval of an empty call with one set
+    double per_set_ms = 0;   // each further set of a batch: making its inputs and copying its outputs
+    double slack_ms = 0;     // how far below the bound an honest claim may fall (the calibration's spread)
+    double empty_call_ms = 0, empty_tail_ms = 0;  // the worker's events around the empty kernel
+};
+
+double percentile(std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[(size_t)std::lround(q * (v.size() - 1))];
+}
+
+Fate calibrate(const Case& c, Calibration* cal) {
+    std::vector<double> walls, calls, tails, sets_cost;
+    const uint64_t unused = ~uint64_t(0) - CALIBRATION_CALLS;  // inputs no call of the case will ever get
+    for (int i = 0; i < CALIBRATION_CALLS; ++i) {
+        Call one;
+        Fate fate = call(c, kjp::EMPTY, unused + i, 1, true, &one);
+        if (fate != Fate::OK) return fate;
+        walls.push_back(one.wall_ms), calls.push_back(one.reply.call_ms), tails.push_back(one.reply.tail_ms);
+    }
+    const int sets = std::min(sets_of(c), 8);
+    for (int i = 0; sets > 1 && i < 5; ++i) {
+        const double start = now_ms();
+        prepare(c, unused, sets);
+        snapshot(c, sets, true);
+        const double many = now_ms() - start;
+        const double one_start = now_ms();
+        prepare(c, unused, 1);
+        snapshot(c, 1, true);
+        sets_cost.push_back(std::max(0.0, (many - (now_ms() - one_start)) / (sets - 1)));
+    }
+    cal->overhead_ms = median_of(walls);
+    cal->per_set_ms = sets_cost.empty() ? 0 : median_of(sets_cost);
+    cal->slack_ms = std::max(MIN_SLACK_MS, 2 * (percentile(walls, 0.75) - percentile(walls, 0.25)));
+    cal->empty_call_ms = median_of(calls), cal->empty_tail_ms = median_of(tails);
+    return Fate::OK;
+}
+
+// --- the two modes ---------------------------------------------------------------------------------------------
+
+std::string format_times(uint64_t index, double call_ms, double tail_ms) {
+    char line[96];
+    std::snprintf(line, sizeof line, "%llu %.6f %.6f", (unsigned long long)index, call_ms, tail_ms);
+    return line;
+}
+
+// Correctness: DRAWS calls on fresh inputs; after each, every buffer is kept (outputs, and inputs as they
+// came back), with the worker's times (the side-stream check reads the tail).
+Fate run_check(const Case& c) {
+    for (int draw = 0; draw < c.draws; ++draw) {
+        append_line("progress", "call " + c.name + " " + std::to_string(draw));
+        Call one;
+        Fate fate = call(c, kjp::CALL, (uint64_t)draw, 1, false, &one);
+        if (fate != Fate::OK) return fate;
+        append_line("progress", "returned " + c.name + " " + std::to_string(draw));
+        keep(c, 0, c.name + ".d" + std::to_string(draw), false);
+        append_line(c.name + ".calls", format_times((uint64_t)draw, one.reply.call_ms, one.reply.tail_ms));
+    }
+    return Fate::OK;
+}
+
+// Timing (docs/timing.md): warm-up until three calls agree within 2%; calls under BATCH_BELOW_MS are timed in
+// batches of fresh sets; samples until the median is known to TARGET_RSE or the budget is spent; one more
+// call, always audited. Each sample is the worker's event time if the supervisor's bound admits it, else the
+// bound.
+Fate run_bench(const Case& c, const Calibration& cal) {
+    const double started = now_ms();
+    auto spent_ms = [&] { return now_ms() - started; };
+    uint64_t index = 0;
+    int audits_left = std::max(1, c.audits), clamped = 0, batch = 1;
+    std::vector<uint64_t> audited;
+    std::vector<std::string> lines;
+    auto one_call = [&](bool final_call, double* ms, double* tail) {
+        Call one;
+        Fate fate = call(c, kjp::CALL, index, batch, true, &one);
+        if (fate != Fate::OK) return fate;
+        const double claimed = one.reply.call_ms / batch;
+        const double bound = (one.wall_ms - cal.overhead_ms - (batch - 1) * cal.per_set_ms) / batch;
+        const bool believed = std::isfinite(claimed) && claimed > 0 && claimed >= bound - cal.slack_ms / batch;
+        *ms = believed ? claimed : std::max(bound, 1e-6);
+        clamped += !believed;
+        *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms) : 0;
+        if (final_call || (audits_left > 1 && random64() % 3 == 0)) {
+            const int set = final_call ? batch - 1 : (int)(random64() % batch);
+            --audits_left;
+            keep(c, set, c.name + ".a" + std::to_string(index + set), true);
+            audited.push_back(index + set);
+        }
+        index += batch;
+        return Fate::OK;
+    };
+    std::vector<double> warm;
+    int warmup = 0;
+    double ms = 0, tail = 0;
+    while (warmup < MAX_WARMUP && spent_ms() < c.budget_ms / 4) {
+        Fate fate = one_call(false, &ms, &tail);
+        if (fate != Fate::OK) return fate;
+        warm.push_back(ms);
+        ++warmup;
+        if (warm.size() >= 3) {
+            double hi = *std::max_element(warm.end() - 3, warm.end()), lo = *std::min_element(warm.end() - 3, warm.end());
+            if (hi <= lo * 1.02) break;
+        }
+    }
+    clamped = 0;  // warm-up calls are not samples
+    const double per_call = median_of(std::vector<double>(warm.end() - std::min<size_t>(3, warm.size()), warm.end()));
+    if (per_call < BATCH_BELOW_MS)
+        batch = std::clamp((int)std::ceil(BATCH_TARGET_MS / std::max(per_call, 1e-4)), 2, sets_of(c));
+    std::vector<double> samples;
+    auto enough = [&] {
+        int n = (int)samples.size();
+        if (n >= c.max_samples) return true;
+        if (n >= c.min_samples && relative_error_of_median(samples) < TARGET_RSE) return true;
+        return n >= 3 && spent_ms() > c.budget_ms;
+    };
+    while (!enough()) {
+        const uint64_t this_call = index;
+        Fate fate = one_call(false, &ms, &tail);
+        if (fate != Fate::OK) return fate;
+        samples.push_back(ms);
+        lines.push_back(format_times(this_call, ms, tail));
+    }
+    Fate fate = one_call(true, &ms, &tail);  // indistinguishable from the others; not a sample
+    if (fate != Fate::OK) return fate;
+    char header[320];
+    std::snprintf(header, sizeof header,
+                  "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d bound_slack_ms %.6f "
+                  "clamped %d handshake_ms %.6f",
+                  batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.empty_tail_ms, warmup,
+                  cal.slack_ms / batch, clamped, cal.overhead_ms);
+    std::string text = std::string(header) + "\n";
+    for (const std::string& line : lines) text += line + "\n";
+    write_file(c.name + ".times", text.data(), text.size(), false);
+    std::string list;
+    for (uint64_t a : audited) list += std::to_string(a) + "\n";
+    write_file(c.name + ".audits", list.data(), list.size(), false);
+    return Fate::OK;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    prctl(PR_SET_DUMPABLE, 0);  // no ptrace, no /proc/<pid>/mem, for anyone but root
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (argc != 3) die(EXIT_INTERNAL, "usage: cuda_supervisor CONTROL_FD PIDFD < request");
+    g_control = std::atoi(argv[1]);
+    g_worker_fd = std::atoi(argv[2]);
+    Request request = read_request();
+    g_worker = request.worker;
+    g_deadline_ms = now_ms() + request.wall_ms + BUDGET_SLACK_MS;
+    g_outdir = open(request.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (g_outdir < 0) die(EXIT_INTERNAL, "cannot open the trusted folder " + request.outdir);
+
+    check(cudaSetDevice(0), "device start");
+    check(cudaFree(nullptr), "device start");
+    check(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking), "device start");
+    allocate(request.cases);
+
+    append_line("progress", "loading");
+    Fate fate = share_region();
+    std::vector<Calibration> calibrations(request.cases.size());
+    for (size_t i = 0; fate == Fate::OK && i < request.cases.size(); ++i)
+        if (request.cases[i].mode == "bench") fate = calibrate(request.cases[i], &calibrations[i]);
+    if (fate == Fate::OK) {
+        kjp::Go load{};
+        load.magic = kjp::MAGIC, load.kind = kjp::LOAD;
+        thaw();
+        send_go(load);
+        fate = receive(kjp::LOADED, 0);
+    }
+    if (fate == Fate::OK) fate = freeze();
+    if (fate == Fate::OK) append_line("progress", "loaded");
+    for (size_t i = 0; fate == Fate::OK && i < request.cases.size(); ++i) {
+        const Case& c = request.cases[i];
+        char line[160];
+        std::snprintf(line, sizeof line, "case %s %.6f", c.name.c_str(), unix_time());
+        append_line("progress", line);
+        fate = c.mode == "check" ? run_check(c) : run_bench(c, calibrations[i]);
+    }
+    if (fate == Fate::OK) {
+        char line[64];
+        std::snprintf(line, sizeof line, "done %.6f", unix_time());
+        append_line("progress", line);
+        kjp::Go go{};
+        go.magic = kjp::MAGIC, go.kind = kjp::EXIT;
+        thaw();
+        send_go(go);
+    } else if (fate == Fate::VIOLATION) {
+        signal_worker(SIGKILL);
+        append_line("violation", g_violation);
+    }
+    return 0;
+}

@@ -1,0 +1,159 @@
+// kerneljudge GPU worker: the untrusted half of a run on the CUDA track (the trusted half is
+// grader/run/cuda_supervisor.cu; docs/security.md, "The boundary").
+//
+// It runs in the sandbox. It starts CUDA, maps the device memory the supervisor exported to it (a file
+// descriptor received once with MAP: CUDA's virtual-memory API, which works across the sandbox's PID namespace
+// where the legacy IPC handles do not), and answers EMPTY calls with one empty kernel while the supervisor
+// calibrates its clock: no submission code exists in this process yet. On LOAD it installs its seccomp filter
+// (seccomp.h), loads the compiled submission and says LOADED; from then on it only answers: for each CALL it
+// calls `kerneljudge_entry` once per set on the buffers named, between two CUDA events on the stream it calls
+// on, waits for the whole device, and answers DONE with the events' times. It holds no seed, key, record or
+// clock the grader believes: the supervisor makes the inputs, keeps the outputs, bounds these times by its own
+// clock, and keeps this process frozen (SIGSTOP) between calls.
+//
+// Usage: worker CONTROL_FD LIBRARY
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "cuda_driver.h"
+#include "protocol.h"
+#include "seccomp.h"
+
+namespace {
+
+using EntryFn = void (*)(void**, const int*);
+
+[[noreturn]] void fail(const std::string& what) {
+    std::fprintf(stderr, "kerneljudge harness: %s\n", what.c_str());
+    std::fflush(stderr);
+    std::_Exit(3);
+}
+
+void check(cudaError_t error, const char* during) {
+    if (error != cudaSuccess) fail(std::string("CUDA error during ") + during + ": " + cudaGetErrorString(error));
+}
+
+void check(CUresult result, const char* during) {
+    if (result != CUDA_SUCCESS) fail(std::string("CUDA error during ") + during + ": " + kj::driver_error(result));
+}
+
+int g_control = -1;
+
+void reply(uint32_t kind, uint64_t call, double call_ms = 0, double tail_ms = 0) {
+    kjp::Reply r{kjp::MAGIC, kind, call, call_ms, tail_ms};
+    if (send(g_control, &r, sizeof r, MSG_NOSIGNAL) != (ssize_t)sizeof r) std::_Exit(0);  // the supervisor left
+}
+
+// The next message, and the file descriptor that came with it (-1 if none).
+kjp::Go receive(int* fd) {
+    kjp::Go go;
+    char control[CMSG_SPACE(sizeof(int))];
+    iovec data{&go, sizeof go};
+    msghdr message{};
+    message.msg_iov = &data, message.msg_iovlen = 1;
+    message.msg_control = control, message.msg_controllen = sizeof control;
+    ssize_t n = recvmsg(g_control, &message, MSG_CMSG_CLOEXEC);
+    if (n <= 0) std::_Exit(0);  // the supervisor left
+    if (n != (ssize_t)sizeof go || go.magic != kjp::MAGIC) fail("malformed message from the supervisor");
+    *fd = -1;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+    return go;
+}
+
+// The supervisor's device memory, mapped read-write into this process's address space.
+char* map_region(int fd, size_t bytes) {
+    CUmemGenericAllocationHandle handle;
+    check(KJ_DRIVER(cuMemImportFromShareableHandle)(&handle, (void*)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+          "importing the shared buffers");
+    close(fd);
+    CUdeviceptr base = 0;
+    check(KJ_DRIVER(cuMemAddressReserve)(&base, bytes, 0, 0, 0), "reserving addresses for the shared buffers");
+    check(KJ_DRIVER(cuMemMap)(base, bytes, 0, handle, 0), "mapping the shared buffers");
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE, access.location.id = 0;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    check(KJ_DRIVER(cuMemSetAccess)(base, bytes, &access, 1), "mapping the shared buffers");
+    check(KJ_DRIVER(cuMemRelease)(handle), "mapping the shared buffers");
+    return reinterpret_cast<char*>(base);
+}
+
+__global__ void empty_kernel() {}
+
+cudaEvent_t g_start, g_returned, g_idle;
+
+// Events on the stream the submission is called on (the legacy default stream) around `work`; then the whole
+// device is synchronised and a third event measures how long work outlived the call (side streams).
+template <typename Work>
+void timed_reply(uint64_t call, Work work) {
+    check(cudaEventRecord(g_start, 0), "the submission's solve");
+    work();
+    check(cudaEventRecord(g_returned, 0), "the submission's solve");
+    check(cudaGetLastError(), "the submission's solve");
+    check(cudaDeviceSynchronize(), "the submission's solve");
+    check(cudaEventRecord(g_idle, 0), "the submission's solve");
+    check(cudaEventSynchronize(g_idle), "the submission's solve");
+    float call_ms = 0, tail_ms = 0;
+    check(cudaEventElapsedTime(&call_ms, g_start, g_returned), "the submission's solve");
+    check(cudaEventElapsedTime(&tail_ms, g_returned, g_idle), "the submission's solve");
+    reply(kjp::DONE, call, call_ms, tail_ms);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 3) fail("usage: worker CONTROL_FD LIBRARY");
+    g_control = std::atoi(argv[1]);
+    check(cudaSetDevice(0), "device start");
+    check(cudaFree(nullptr), "device start");
+    for (cudaEvent_t* e : {&g_start, &g_returned, &g_idle}) check(cudaEventCreate(e), "creating events");
+
+    int fd = -1;
+    kjp::Go go = receive(&fd);
+    if (go.kind != kjp::MAP || (fd < 0 && go.set_stride > 0)) fail("expected the shared buffers from the supervisor");
+    const size_t bytes = go.set_stride;
+    char* region = bytes ? map_region(fd, bytes) : nullptr;
+    reply(kjp::MAPPED, 0);
+
+    EntryFn entry = nullptr;
+    void* pointers[kjp::MAX_BUFFERS];
+    for (;;) {
+        go = receive(&fd);
+        if (fd >= 0) fail("an unexpected file descriptor from the supervisor");
+        if (go.kind == kjp::EXIT) {
+            std::fflush(nullptr);  // what solve printed reaches the verdict's output tail (stdout is a pipe)
+            std::_Exit(0);         // skip the submission's static destructors
+        } else if (go.kind == kjp::LOAD && !entry) {
+            if (!kj::install_seccomp()) fail("cannot install the seccomp filter");
+            void* handle = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+            if (!handle) fail(std::string("cannot load the submission: ") + dlerror());
+            entry = reinterpret_cast<EntryFn>(dlsym(handle, "kerneljudge_entry"));
+            if (!entry) fail("the submission has no kerneljudge_entry");
+            reply(kjp::LOADED, 0);
+        } else if (go.kind == kjp::EMPTY) {
+            timed_reply(go.call, [] { empty_kernel<<<1, 1>>>(); });
+        } else if (go.kind == kjp::CALL && entry) {
+            if (go.buffers > (uint32_t)kjp::MAX_BUFFERS || go.ints > (uint32_t)kjp::MAX_INTS || go.sets == 0)
+                fail("malformed call");
+            for (uint32_t s = 0; s < go.sets; ++s)
+                for (uint32_t j = 0; j < go.buffers; ++j)
+                    if (go.offsets[j] + s * go.set_stride >= bytes) fail("a buffer outside the shared memory");
+            timed_reply(go.call, [&] {
+                for (uint32_t s = 0; s < go.sets; ++s) {
+                    for (uint32_t j = 0; j < go.buffers; ++j) pointers[j] = region + go.offsets[j] + s * go.set_stride;
+                    entry(pointers, go.values);
+                }
+            });
+        } else {
+            fail("a message out of order from the supervisor");
+        }
+    }
+}

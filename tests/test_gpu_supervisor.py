@@ -1,0 +1,193 @@
+"""The supervised run of the CUDA track (grader/run/cuda_supervisor.cu, harness/gpu_worker.cu), driven directly
+with small CUDA libraries written here: the worker maps the supervisor's device memory across the sandbox, the
+inputs are the grader's bit for bit and differ per call, the final timed call is always audited, an honest
+kernel's own times are believed (none replaced by the bound), and a worker whose timer claims less than the
+supervisor's clock allows has its samples replaced by the bound.
+
+Needs a CUDA GPU and nvcc (marked gpu: `make test-gpu`); each test uses its own cache and runs folders.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.build.toolchain import detect
+from grader.judge import pipeline
+from grader.run import binaries, supervised
+from grader.run import inputs as gen
+from grader.sandbox import local as sandbox
+
+pytestmark = pytest.mark.gpu
+
+# One element per thread: output = input.
+COPY = r"""
+__global__ void copy(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
+}
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    copy<<<(n[0] + 255) / 256, 256>>>((const float*)p[0], (float*)p[1], n[0]);
+}
+"""
+
+# The same copy, then a spin of about 200 us on the GPU; the worker's timer is patched to claim a tenth of what
+# its events measure (a forged timer): the bound must replace those claims.
+SLOW_COPY_FORGED_TIMER = r"""
+#include <cuda_runtime.h>
+#include <elf.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cstring>
+__global__ void copy_then_spin(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
+    long long start = clock64();
+    while (clock64() - start < 400000) {}  // about 200 us at 2 GHz
+}
+using ElapsedFn = cudaError_t (*)(float*, cudaEvent_t, cudaEvent_t);
+static ElapsedFn real_elapsed = cudaEventElapsedTime;
+static cudaError_t tenth(float* ms, cudaEvent_t a, cudaEvent_t b) {
+    cudaError_t e = real_elapsed(ms, a, b);
+    *ms /= 10;
+    return e;
+}
+static int patch(dl_phdr_info* info, size_t, void*) {
+    const ElfW(Dyn)* dyn = nullptr;
+    for (int i = 0; i < info->dlpi_phnum; ++i)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = (const ElfW(Dyn)*)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    if (!dyn) return 1;
+    ElfW(Addr) jmprel = 0, symtab = 0, strtab = 0; size_t size = 0;
+    for (; dyn->d_tag != DT_NULL; ++dyn) {
+        if (dyn->d_tag == DT_JMPREL) jmprel = dyn->d_un.d_ptr;
+        if (dyn->d_tag == DT_PLTRELSZ) size = dyn->d_un.d_val;
+        if (dyn->d_tag == DT_SYMTAB) symtab = dyn->d_un.d_ptr;
+        if (dyn->d_tag == DT_STRTAB) strtab = dyn->d_un.d_ptr;
+    }
+    auto fix = [&](ElfW(Addr) p) { return p && p < info->dlpi_addr ? p + info->dlpi_addr : p; };
+    const ElfW(Rela)* r = (const ElfW(Rela)*)fix(jmprel);
+    const ElfW(Sym)* syms = (const ElfW(Sym)*)fix(symtab);
+    const char* names = (const char*)fix(strtab);
+    for (size_t k = 0; r && k < size / sizeof(ElfW(Rela)); ++k) {
+        if (std::strcmp(names + syms[ELF64_R_SYM(r[k].r_info)].st_name, "cudaEventElapsedTime") != 0) continue;
+        void** slot = (void**)(info->dlpi_addr + r[k].r_offset);
+        long page = sysconf(_SC_PAGESIZE);
+        mprotect((void*)((uintptr_t)slot & ~(uintptr_t)(page - 1)), page, PROT_READ | PROT_WRITE);
+        *slot = (void*)&tenth;
+    }
+    return 1;  // the first object is the worker itself
+}
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    dl_iterate_phdr(patch, nullptr);
+    copy_then_spin<<<(n[0] + 255) / 256, 256>>>((const float*)p[0], (float*)p[1], n[0]);
+}
+"""
+
+
+@pytest.fixture
+def folders(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("KERNELJUDGE_RUNS", str(tmp_path / "runs"))
+    return tmp_path
+
+
+def _library(folder: Path, source: str) -> Path:
+    (folder / "lib.cu").write_text(source)
+    tools = detect()
+    subprocess.run(
+        [tools.nvcc, *tools.arch_flags, "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-o",
+         str(folder / "lib.so"), str(folder / "lib.cu")],
+        check=True,
+    )  # fmt: skip
+    return folder / "lib.so"
+
+
+def _request(key: int, count: int, mode: str) -> str:
+    k0, k1 = gen.key_words(key)
+    low, scale = gen.float32_bits(-1.0), gen.float32_bits(2.0)
+    return (
+        f"case t {mode.split()[0]} {k0:x} {k1:x} {' '.join(mode.split()[1:])}\nints 1 {count}\nbuffers 2\n"
+        f"in f32 {count} {low} {scale}\nout f32 {count}\nend\n"
+    )
+
+
+def _run(folder: Path, source: str, request: str) -> supervised.Result:
+    library = _library(folder, source)
+    uid = sandbox.sandbox_uid()
+    workdir = sandbox.new_workdir(uid)
+    for path, name in ((binaries.worker("cuda"), "worker"), (library, "lib.so")):
+        shutil.copyfile(path, workdir / name)
+        (workdir / name).chmod(0o555)
+    try:
+        return supervised.run(
+            request,
+            0,
+            "lib.so",
+            workdir,
+            sandbox_run=sandbox.run,
+            limits=sandbox.Limits(wall_s=120, memory_bytes=16 << 30),
+            uid=uid,
+            env=pipeline._cuda_env(workdir),
+            track="cuda",
+        )
+    finally:
+        sandbox.remove_workdir(workdir)
+
+
+def _floats(path: Path) -> np.ndarray:
+    return np.fromfile(path, dtype=np.float32)
+
+
+def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
+    key, count = secrets.randbits(128), 100003
+    result = _run(folders, COPY, _request(key, count, "check 2"))
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        assert (result.trusted / "progress").read_text().splitlines()[-1].startswith("done")
+        for draw in range(2):
+            expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, draw), 0, 0), count, -1.0, 1.0).numpy()
+            got_in, got_out = (_floats(result.trusted / f"t.d{draw}.{j}.bin") for j in (0, 1))
+            assert np.array_equal(got_in.view(np.uint32), expected.view(np.uint32))
+            assert np.array_equal(got_out.view(np.uint32), expected.view(np.uint32))
+        assert not np.array_equal(_floats(result.trusted / "t.d0.0.bin"), _floats(result.trusted / "t.d1.0.bin"))
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_an_honest_kernel_is_believed_and_the_final_call_is_audited(folders):
+    count = 1 << 24  # 64 MiB in, 64 MiB out: a call of some 50 us, above the batching threshold
+    key = secrets.randbits(128)
+    result = _run(folders, COPY, _request(key, count, "bench 10 50 1000 3"))
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        parsed = pipeline._read_times(result.trusted / "t.times")
+        assert parsed is not None
+        header, rows = parsed
+        assert header["mode"] == "single" and header["clamped"] == 0, (result.trusted / "t.times").read_text()
+        audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
+        assert audits[-1] == rows[-1][0] + 1  # the final call, always
+        kept = _floats(result.trusted / f"t.a{audits[-1]}.1.bin")
+        expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, audits[-1]), 0, 0), count, -1.0, 1.0).numpy()
+        assert np.array_equal(kept.view(np.uint32), expected.view(np.uint32))
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_a_timer_that_claims_too_little_is_replaced_by_the_bound(folders):
+    result = _run(folders, SLOW_COPY_FORGED_TIMER, _request(secrets.randbits(128), 1 << 16, "bench 10 30 1000 1"))
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        parsed = pipeline._read_times(result.trusted / "t.times")
+        assert parsed is not None
+        header, rows = parsed
+        assert header["clamped"] == len(rows), (result.trusted / "t.times").read_text()
+        median_ms = float(np.median([row[1] for row in rows]))
+        assert median_ms > 0.15, f"the bound let a tenth through: {median_ms:.4f} ms for a ~0.2 ms kernel"
+    finally:
+        supervised.remove_trusted(result.trusted)
