@@ -22,8 +22,7 @@ import torch
 from grader.build import compiler
 from grader.judge import pipeline
 from grader.judge.verdict import BenchmarkResult, Verdict, geometric_mean
-from grader.perf import stats, telemetry
-from grader.perf.timing import time_callable
+from grader.perf import baseline, stats, telemetry
 from grader.problems import solutions
 from grader.problems.spec import Problem, SizeSet, load_problem
 from grader.run import inputs as gen
@@ -56,17 +55,14 @@ def baseline_fn(problem: Problem):
 
 
 def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
-    """PyTorch's own kernels for this benchmark, timed by kerneljudge's method (grader.perf.timing)."""
+    """PyTorch's own kernels for this benchmark, kernel time to kernel time: CUDA-graph replay as its time, the
+    eager call (Python dispatch gaps included) as `eager_us` (grader/perf/baseline.py)."""
     fp32_only()
-    fn = baseline_fn(problem)
     load_before = telemetry.load_average()
-    with torch.no_grad():
-        timing = time_callable(
-            lambda kwargs: fn(**kwargs, **size_set.sizes), lambda call: (baseline_inputs(problem, size_set, call),)
-        )
-    result = pipeline.benchmark_result(
-        problem, size_set, "cuda", timing.summary, len(timing.samples_ms), timing.mode, 0.0, {}
+    eager, graph, why = baseline.fair_timings(
+        baseline_fn(problem), lambda call: baseline_inputs(problem, size_set, call), size_set.sizes
     )
+    result = baseline.as_result(problem, size_set, eager, graph, why, pipeline.benchmark_result)
     stats.mark_trust([result], load_before, telemetry.load_average())
     return result
 
