@@ -17,7 +17,17 @@ from grader.cli.main import app
 from grader.judge import check
 from grader.problems.spec import TRACKS, SpecError, load_all, load_problem
 
-SLUGS = ["attention", "conv2d", "fused-softmax", "linear-bias-relu", "matmul", "softmax"]
+SLUGS = [
+    "attention",
+    "conv2d",
+    "fused-softmax",
+    "linear-bias-relu",
+    "matmul",
+    "prefix-sum",
+    "softmax",
+    "sum-reduction",
+    "vector-add",
+]
 runner = CliRunner()
 
 

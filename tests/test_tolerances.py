@@ -123,6 +123,38 @@ def attention_three_kernels(q, k, v, matmul=torch.matmul, round_p=lambda p: p) -
     return matmul(round_p(torch.softmax(s, dim=1)), v)
 
 
+def causal_flash(q, k, v, tile: int = 64) -> torch.Tensor:
+    """attention_flash with a causal mask: tiles of keys up to the diagonal, key > query set to -inf."""
+    scale = torch.tensor(1 / math.sqrt(q.shape[1]), dtype=F32) * LOG2E
+    m = torch.full((q.shape[0], 1), -math.inf, dtype=F32)
+    total = torch.zeros(q.shape[0], 1, dtype=F32)
+    acc = torch.zeros(q.shape[0], v.shape[1], dtype=F32)
+    rows = torch.arange(q.shape[0])[:, None]
+    for j in range(0, k.shape[0], tile):
+        s = ((q @ k[j : j + tile].T) * scale).masked_fill(
+            torch.arange(j, j + tile)[None, : k.shape[0] - j] > rows, -math.inf
+        )
+        new_m = torch.maximum(m, s.max(dim=1, keepdim=True).values)  # finite: tile 0 holds key 0
+        p, rescale = torch.exp2(s - new_m), torch.exp2(m - new_m)
+        total = total * rescale + p.sum(dim=1, keepdim=True)
+        acc = acc * rescale + p @ v[j : j + tile]
+        m = new_m
+    return acc / total
+
+
+def causal_three_kernels(q, k, v, matmul=torch.matmul, round_p=lambda p: p, softmax=lambda s: torch.softmax(s, 1)):
+    future = torch.ones(q.shape[0], k.shape[0], dtype=torch.bool).triu(1)
+    s = (matmul(q, k.T) / torch.tensor(math.sqrt(q.shape[1]), dtype=F32)).masked_fill(future, -math.inf)
+    return matmul(round_p(softmax(s)), v)
+
+
+def per_head(attention):
+    """Apply a one-head attention (S x D operands) to every head of B x H x S x D tensors."""
+    return lambda Q, K, V: torch.stack(
+        [attention(q, k, v) for q, k, v in zip(*(x.reshape(-1, *x.shape[-2:]) for x in (Q, K, V)))]
+    ).reshape(Q.shape)
+
+
 def conv2d_im2col(input, weight, matmul=torch.matmul) -> torch.Tensor:
     """A stride-1, unpadded convolution as one matmul: weight (K x CRS) times the unrolled patches (CRS x NPQ)."""
     (n, c, h, w), (k, _, r, s) = input.shape, weight.shape
@@ -171,6 +203,14 @@ FLOAT32 = {  # must pass everywhere
         "im2col, blocks of 256": lambda input, weight: conv2d_im2col(input, weight, matmul_blocked),
         "implicit GEMM, 3xTF32": lambda input, weight: conv2d_im2col(input, weight, matmul_3xtf32),
     },
+    "causal-attention": {
+        "torch float32": lambda Q, K, V: torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=True),
+        "sequential sums, __expf": per_head(
+            lambda q, k, v: causal_three_kernels(q, k, v, matmul=matmul_sequential, softmax=softmax_sequential)
+        ),
+        "flash, tiles of 64 keys": per_head(causal_flash),
+        "3xTF32": per_head(lambda q, k, v: causal_three_kernels(q, k, v, matmul=matmul_3xtf32)),
+    },
 }
 
 LOW_PRECISION = {  # must fail on the large sets
@@ -196,6 +236,10 @@ LOW_PRECISION = {  # must fail on the large sets
     "conv2d": {
         "TF32": lambda input, weight: conv2d_im2col(tf32(input), tf32(weight)),
         "FP16": lambda input, weight: conv2d_im2col(fp16(input), fp16(weight)),
+    },
+    "causal-attention": {
+        "TF32": per_head(lambda q, k, v: causal_three_kernels(tf32(q), tf32(k), tf32(v), round_p=tf32)),
+        "FP16": per_head(lambda q, k, v: causal_three_kernels(fp16(q), fp16(k), fp16(v), round_p=fp16)),
     },
 }
 
@@ -240,6 +284,98 @@ CASES = {
         ("one_past_tiles", False),
         ("rectangular", False),
     ],
+    "causal-attention": [
+        ({"B": 1, "H": 2, "S": 2048, "D": 64}, True),
+        ({"B": 1, "H": 1, "S": 512, "D": 128}, True),
+        ("primes", False),
+        ("d_one", False),
+        ("many_short_heads", False),
+        ("tiny_odd", False),
+    ],
+}
+
+
+# --- vector-add, sum-reduction, prefix-sum, matrix-transpose, layer-norm, rms-norm ---------------------------
+
+
+def bf16(x: torch.Tensor) -> torch.Tensor:
+    return x.to(torch.bfloat16).to(F32)
+
+
+def sum_per_thread(x: torch.Tensor, threads: int = 132 * 2048, partial=lambda s: s) -> torch.Tensor:
+    """A GPU reduction: every thread adds its grid-stride share into one accumulator (stored as `partial`
+    rounds it), then the per-thread sums are added as a tree."""
+    rows = -(-x.numel() // threads)
+    grid = torch.cat([x, x.new_zeros(rows * threads - x.numel())]).reshape(rows, threads)
+    acc = torch.zeros(threads, dtype=F32)
+    for row in grid:
+        acc = partial(acc + row)
+    return pairwise_sum(acc).reshape(1)
+
+
+def pairwise_sum(x: torch.Tensor) -> torch.Tensor:
+    """A float32 tree: halves added pairwise until one value is left."""
+    while x.numel() > 1:
+        if x.numel() % 2:
+            x = torch.cat([x, x.new_zeros(1)])
+        x = x[0::2] + x[1::2]
+    return x.reshape(())
+
+
+def sum_blocks_in_lanes(x: torch.Tensor, block: int = 4096, lanes: int = 16) -> torch.Tensor:
+    """The CPU rung: 16 float lanes over blocks of 4096, the block sums added in double."""
+    pad = (-x.numel()) % block
+    blocks = torch.cat([x, x.new_zeros(pad)]).reshape(-1, block // lanes, lanes)
+    lane_sums = torch.from_numpy(np.add.accumulate(blocks.numpy(), axis=1)[:, -1])  # in order, in float32
+    return lane_sums.sum(dim=1).double().sum().to(F32).reshape(1)
+
+
+def scan_tiled(x: torch.Tensor, tile: int = 4096) -> torch.Tensor:
+    """A decoupled look-back scan in float32: each tile scanned in order (a tree does better), the tile totals
+    chained one after the other, each output its tile's carry plus its local prefix."""
+    n = x.numel()
+    tiles = torch.cat([x, x.new_zeros((-n) % tile)]).reshape(-1, tile).numpy()
+    local = np.add.accumulate(tiles, axis=1)
+    chained = np.add.accumulate(local[:, -1])
+    carry = np.concatenate([np.zeros(1, np.float32), chained[:-1]])
+    return torch.from_numpy(carry[:, None] + local).reshape(-1)[:n]
+
+
+FLOAT32 |= {
+    "vector-add": {"torch float32": lambda A, B: A + B},
+    "sum-reduction": {
+        "torch float32": lambda x: x.sum().reshape(1),
+        "per-thread sums, then a tree": sum_per_thread,
+        "float lanes over blocks of 4096": sum_blocks_in_lanes,
+    },
+    "prefix-sum": {
+        "running sum in double (PyTorch's CPU cumsum)": lambda x: torch.cumsum(x, dim=0),
+        "tiles of 4096 chained": scan_tiled,
+        "tiles of 1024 chained": lambda x: scan_tiled(x, 1024),
+    },
+}
+
+LOW_PRECISION |= {
+    "vector-add": {
+        "FP16 result": lambda A, B: fp16(A + B),
+        "BF16 result": lambda A, B: bf16(A + B),
+        "FP16 inputs": lambda A, B: fp16(A) + fp16(B),
+    },
+    "sum-reduction": {
+        "BF16 per-thread sums": lambda x: sum_per_thread(x, partial=bf16),
+        "FP16 result": lambda x: fp16(x.double().sum().reshape(1)),
+        "BF16 result": lambda x: bf16(x.double().sum().reshape(1)),
+    },
+    "prefix-sum": {
+        "FP16 result": lambda x: fp16(torch.cumsum(x.double(), dim=0)),
+        "BF16 result": lambda x: bf16(torch.cumsum(x.double(), dim=0)),
+    },
+}
+
+CASES |= {
+    "vector-add": [("cpu_large", True), ("prime", True), ("one_element", False)],
+    "sum-reduction": [("cpu_large", True), ("all_positive", True), ("prime", False), ("one_element", False)],
+    "prefix-sum": [("cpu_large", True), ("all_positive", True), ("prime", False), ("tile_plus_one", False)],
 }
 
 
