@@ -60,3 +60,16 @@ def test_graph_replay_of_pytorchs_softmax_is_not_slower_than_the_eager_call():
     assert result.mode.startswith("graph"), result.mode
     assert result.eager_us is not None
     assert result.median_us <= result.eager_us * 1.03
+
+
+def test_bench_solutions_shows_the_eager_row_only_where_it_differs():
+    from grader.cli import bench as cli_bench
+    from grader.cli.timing import MICROSECONDS
+
+    problem, size_set = _benchmark()
+    eager, graph = Timing([0.130] * 12, "single"), Timing([0.100] * 12, "single")
+    result = baseline.as_result(problem, size_set, eager, graph, "", _result)
+    row = cli_bench._eager_row({"results": [result]}, [size_set.name], MICROSECONDS, 100.0)
+    assert row is not None and row[:3] == ["PyTorch", "eager (dispatch)", "130.00"] and row[-1] == "0.77x"
+    same = baseline.as_result(problem, size_set, graph, graph, "", _result)
+    assert cli_bench._eager_row({"results": [same]}, [size_set.name], MICROSECONDS, 100.0) is None

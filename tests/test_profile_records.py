@@ -4,7 +4,6 @@ and the speed-of-light board that puts an H100 and an A100 result on one ranking
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -82,11 +81,14 @@ def test_leaderboard_by_sol_in_the_terminal_and_json(db):
     assert wrong.exit_code == 2
 
 
-def test_a_baseline_shows_graph_time_as_its_score_and_keeps_the_eager_time(db, tmp_path: Path):
+def test_a_baseline_shows_graph_time_as_its_score_and_keeps_the_eager_time(db):
     results = verdict("x", [100.0, 200.0]).benchmarks
-    results[0].eager_us = 125.0
+    results[0].eager_us, results[1].eager_us = 125.0, 250.0
     storage.save_baseline("softmax", H100, "cuda", results, source="reference.baseline", db_url=db)
     (board,) = leaderboard.boards("softmax", db_url=db)
     assert board.baseline_us == pytest.approx((100.0 * 200.0) ** 0.5)
+    assert board.baseline_eager_us == pytest.approx((125.0 * 250.0) ** 0.5)
+    shown = runner.invoke(app, ["leaderboard", "softmax", "--db", db], env={"COLUMNS": "160"})
+    assert "as kernel time (CUDA-graph replay" in shown.output and "176.78 µs called from Python" in shown.output
     stored = storage.load_submission(board.entries[0].submission_id, db)
     assert stored is not None and stored.verdict.benchmarks[0].eager_us == 125.0

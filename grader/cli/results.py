@@ -85,6 +85,12 @@ def leaderboard_command(
         notes = [floor] if floor else []
         if any(doubted.get(e.submission_id) for e in board.entries):
             notes.append(f"{timing.DOUBT_MARK}: timing not trustworthy (grader show-submission ID says why)")
+        eager = board.baseline_eager_us
+        if board.baseline_us and eager and abs(eager - board.baseline_us) > 0.02 * board.baseline_us:
+            notes.append(
+                f"PyTorch: {unit.format(board.baseline_us, suffix=True)} as kernel time (CUDA-graph replay, the "
+                f"speedups' reference), {unit.format(eager, suffix=True)} called from Python"
+            )
         if board.ranked_by == "sol":
             notes.append("SOL: roofline time over measured time, against each device's own measured ceilings")
         columns = [

@@ -55,6 +55,7 @@ class Board:
     baseline_us: float | None
     floor_us: float | None  # geometric mean of the benchmarks' physical floors on this device, if known
     ranked_by: str = "score"  # "score" (time, one device) or "sol" (speed of light, every device)
+    baseline_eager_us: float | None = None  # PyTorch called from Python (dispatch gaps included); baseline_us: graph
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -150,4 +151,12 @@ def _board(
         entries.append(_entry(s, kind, rank, baseline, sols.get(s.id)))
     fastest = storage.load_submission(entries[0].submission_id, db_url)
     floor = geometric_mean([b.floor_us for b in fastest.verdict.benchmarks]) if fastest else None
-    return Board(problem, device, entries, baseline, floor)
+    return Board(problem, device, entries, baseline, floor, baseline_eager_us=_eager(entries, db_url))
+
+
+def _eager(entries: list[Entry], db_url: str | None) -> float | None:
+    """The baseline's score as PyTorch called from Python (its benchmarks' eager medians), if it was timed so."""
+    row = next((e for e in entries if e.kind == "baseline"), None)
+    stored = storage.load_submission(row.submission_id, db_url) if row else None
+    eager = [b.eager_us for b in stored.verdict.benchmarks] if stored else []
+    return geometric_mean([e for e in eager if e]) if eager and all(eager) else None
