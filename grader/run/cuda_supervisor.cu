@@ -337,8 +337,10 @@ Fate run_bench(const Case& c, const Calibration& cal) {
         samples.push_back(ms);
         lines.push_back(format_times(this_call, ms, tail));
     }
+    const int sampled_clamped = clamped;
     Fate fate = one_call(true, &ms, &tail);  // indistinguishable from the others; not a sample
     if (fate != Fate::OK) return fate;
+    clamped = sampled_clamped;
     char header[320];
     std::snprintf(header, sizeof header,
                   "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d bound_slack_ms %.6f "
