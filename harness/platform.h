@@ -1,5 +1,6 @@
-// The few operations the harness needs from the device it runs on: memory, the input generator, NaN
-// poisoning, copies, a timed call, a cache flush. The CUDA track builds the first half (-DKJ_CUDA), the CPU
+// The few operations the harness needs from the device it runs on: memory, the input generator, poisoning,
+// copies, a timed call, a cache flush. Buffers are untyped bytes; the element type (kjg::Dtype: float32,
+// float16, bfloat16, int32) only matters to the generator and the poison. The CUDA track builds the first half (-DKJ_CUDA), the CPU
 // track the second; runner.cpp and timing.h are written against these names only.
 #pragma once
 #include <algorithm>
@@ -28,8 +29,8 @@ inline std::string format_times(uint64_t index, const CallTimes& t) {
     return line;
 }
 
-inline void call_entry(EntryFn entry, std::vector<float*>& ptrs, const std::vector<int>& ints) {
-    entry(reinterpret_cast<void**>(ptrs.data()), ints.data());
+inline void call_entry(EntryFn entry, std::vector<void*>& ptrs, const std::vector<int>& ints) {
+    entry(ptrs.data(), ints.data());
 }
 
 [[noreturn]] inline void fail(const std::string& what) {
@@ -57,16 +58,16 @@ inline void init_device() {
     check(cudaFree(nullptr), "device start");
 }
 
-inline float* alloc_floats(size_t count) {
+inline void* alloc_bytes(size_t bytes) {
     void* p = nullptr;
-    check(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(float)), "allocating the harness's buffers");
-    return static_cast<float*>(p);
+    check(cudaMalloc(&p, std::max<size_t>(bytes, 4)), "allocating the harness's buffers");
+    return p;
 }
 
-inline void free_floats(float* p) { check(cudaFree(p), "freeing the harness's buffers"); }
+inline void free_buffer(void* p) { check(cudaFree(p), "freeing the harness's buffers"); }
 
-inline void fill_uniform(float* p, size_t n, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
-    fill_kernel<<<1024, 256>>>(p, n, kjg::Dtype::F32, seed, low_bits, scale_bits);
+inline void fill_input(void* p, kjg::Dtype dtype, size_t n, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
+    fill_kernel<<<1024, 256>>>(p, n, dtype, seed, low_bits, scale_bits);
     check(cudaGetLastError(), "generating inputs");
 }
 
@@ -75,15 +76,15 @@ __global__ void poison_kernel(void* p, size_t n, kjg::Dtype dtype) {
         kjg::write_poison(dtype, p, i);
 }
 
-inline void fill_nan(float* p, size_t n) {
-    poison_kernel<<<1024, 256>>>(p, n, kjg::Dtype::F32);
+inline void poison_output(void* p, kjg::Dtype dtype, size_t n) {
+    poison_kernel<<<1024, 256>>>(p, n, dtype);
     check(cudaGetLastError(), "poisoning outputs");
 }
 
 inline void device_synchronize(const std::string& during) { check(cudaDeviceSynchronize(), during); }
 
-inline void copy_to_host(float* host, const float* device, size_t n) {
-    check(cudaMemcpy(host, device, n * sizeof(float), cudaMemcpyDeviceToHost), "copying results out");
+inline void copy_to_host(void* host, const void* device, size_t bytes) {
+    check(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), "copying results out");
 }
 
 struct Events {
@@ -152,23 +153,23 @@ inline void flush_cache() {
 
 inline void init_device() {}
 
-inline float* alloc_floats(size_t count) {
-    void* p = std::malloc(std::max<size_t>(count, 1) * sizeof(float));
+inline void* alloc_bytes(size_t bytes) {
+    void* p = std::malloc(std::max<size_t>(bytes, 4));
     if (!p) fail("out of host memory for the harness's buffers");
-    return static_cast<float*>(p);
+    return p;
 }
 
-inline void free_floats(float* p) { std::free(p); }
+inline void free_buffer(void* p) { std::free(p); }
 
-inline void fill_uniform(float* p, size_t n, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
-    kjg::fill(kjg::Dtype::F32, p, n, seed, low_bits, scale_bits);
+inline void fill_input(void* p, kjg::Dtype dtype, size_t n, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
+    kjg::fill(dtype, p, n, seed, low_bits, scale_bits);
 }
 
-inline void fill_nan(float* p, size_t n) { kjg::poison(kjg::Dtype::F32, p, n); }
+inline void poison_output(void* p, kjg::Dtype dtype, size_t n) { kjg::poison(dtype, p, n); }
 
 inline void device_synchronize(const std::string&) {}
 
-inline void copy_to_host(float* host, const float* source, size_t n) { std::memcpy(host, source, n * sizeof(float)); }
+inline void copy_to_host(void* host, const void* source, size_t bytes) { std::memcpy(host, source, bytes); }
 
 template <typename Work>
 CallTimes timed(Work work, const std::string&) {
@@ -191,7 +192,7 @@ inline void flush_cache() {
 
 #endif
 
-inline CallTimes timed_call(EntryFn entry, std::vector<float*>& ptrs, const std::vector<int>& ints) {
+inline CallTimes timed_call(EntryFn entry, std::vector<void*>& ptrs, const std::vector<int>& ints) {
     return timed([&] { call_entry(entry, ptrs, ints); }, "the submission's solve");
 }
 

@@ -4,13 +4,14 @@
 // the CPU track (host buffers). It reads a request on stdin, dlopens the compiled submission, and for each
 // case makes the inputs from seeds (grader/run/generator.h, the one generator), fills every output with NaN,
 // calls `kerneljudge_entry`, waits for the whole device and copies the outputs out at once. Outputs and the
-// inputs as it last saw them go to raw float32 files in the output folder; timings (timing.h) go to text
+// inputs as it last saw them go to raw files of their element type in the output folder; timings (timing.h) go to text
 // files. It never holds an expected output: the trusted grader judges everything after this process exits.
 //
 // Request (whitespace-separated tokens):
 //   library PATH  outdir PATH
 //   case NAME check SEED DRAWS | case NAME bench SEED MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
-//   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT (f32 only)
+//   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
+//   DTYPE: f32, f16, bf16 or i32 (grader/run/request.py; generator.h draws and poisons each)
 //   ... more cases ...   end
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -35,9 +36,10 @@ using kj::EntryFn;
 
 struct Buffer {
     bool is_input = false;
+    kjg::Dtype dtype = kjg::Dtype::F32;
     size_t count = 0;
     uint32_t low_bits = 0, scale_bits = 0;
-    float* data = nullptr;  // device memory on the CUDA track, host memory on the CPU track
+    size_t bytes() const { return count * kjg::element_bytes(dtype); }
 };
 
 struct Case {
@@ -58,9 +60,9 @@ void append_line(const std::string& file, const std::string& line) {
     std::fclose(f);
 }
 
-void write_floats(const std::string& file, const float* host, size_t count) {
+void write_bytes(const std::string& file, const std::vector<unsigned char>& host) {
     FILE* f = std::fopen((g_outdir + "/" + file).c_str(), "wb");
-    if (!f || std::fwrite(host, sizeof(float), count, f) != count) kj::fail("cannot write " + file);
+    if (!f || std::fwrite(host.data(), 1, host.size(), f) != host.size()) kj::fail("cannot write " + file);
     std::fclose(f);
 }
 
@@ -98,56 +100,53 @@ Case read_case(std::istream& in) {
     c.buffers.resize(n);
     for (auto& b : c.buffers) {
         std::string dtype;
-        kjg::Dtype parsed;
         in >> word >> dtype >> b.count;
         b.is_input = word == "in";
-        if (!kjg::parse_dtype(dtype, &parsed) || parsed != kjg::Dtype::F32)
-            kj::fail("the in-process harness has float32 buffers only, not " + dtype);
+        if (!kjg::parse_dtype(dtype, &b.dtype)) kj::fail("unknown element type " + dtype + " in the request");
         if (b.is_input) in >> b.low_bits >> b.scale_bits;
     }
     if (!in) kj::fail("malformed request");
     return c;
 }
 
-// One call's inputs: fresh values for call number `call` in `inputs`, NaN in `outputs`.
-void prepare_call(const Case& c, uint64_t call, std::vector<float*>& ptrs) {
+// One call's inputs: fresh values for call number `call` in `inputs`, the type's poison in `outputs`.
+void prepare_call(const Case& c, uint64_t call, kj::Ptrs& ptrs) {
     for (size_t j = 0; j < c.buffers.size(); ++j) {
         const Buffer& b = c.buffers[j];
         if (b.is_input)
-            kj::fill_uniform(ptrs[j], b.count, kjg::tensor_seed(c.seed, call, j), b.low_bits, b.scale_bits);
+            kj::fill_input(ptrs[j], b.dtype, b.count, kjg::tensor_seed(c.seed, call, j), b.low_bits, b.scale_bits);
         else
-            kj::fill_nan(ptrs[j], b.count);
+            kj::poison_output(ptrs[j], b.dtype, b.count);
     }
 }
 
-std::vector<float*> allocate(const Case& c) {
-    std::vector<float*> ptrs;
-    for (const Buffer& b : c.buffers) ptrs.push_back(kj::alloc_floats(b.count));
+kj::Ptrs allocate(const Case& c) {
+    kj::Ptrs ptrs;
+    for (const Buffer& b : c.buffers) ptrs.push_back(kj::alloc_bytes(b.bytes()));
     return ptrs;
 }
 
-void release(std::vector<float*>& ptrs) {
-    for (float* p : ptrs) kj::free_floats(p);
+void release(kj::Ptrs& ptrs) {
+    for (void* p : ptrs) kj::free_buffer(p);
     ptrs.clear();
 }
 
 // Correctness: DRAWS calls, each on fresh inputs; every buffer is copied out right after the call.
 void run_check(const Case& c, EntryFn entry) {
-    std::vector<float*> ptrs = allocate(c);
-    std::vector<std::vector<float>> host(c.buffers.size());
+    kj::Ptrs ptrs = allocate(c);
+    std::vector<std::vector<unsigned char>> host(c.buffers.size());
     for (int draw = 0; draw < c.draws; ++draw) {
         prepare_call(c, draw, ptrs);
         kj::device_synchronize("preparing " + c.name);
         append_line("progress", "call " + c.name + " " + std::to_string(draw));
         kj::CallTimes t = kj::timed_call(entry, ptrs, c.ints);
         for (size_t j = 0; j < c.buffers.size(); ++j) {
-            host[j].resize(c.buffers[j].count);
-            kj::copy_to_host(host[j].data(), ptrs[j], c.buffers[j].count);
+            host[j].resize(c.buffers[j].bytes());
+            kj::copy_to_host(host[j].data(), ptrs[j], host[j].size());
         }
         append_line("progress", "returned " + c.name + " " + std::to_string(draw));
         for (size_t j = 0; j < c.buffers.size(); ++j)
-            write_floats(c.name + ".d" + std::to_string(draw) + "." + std::to_string(j) + ".bin", host[j].data(),
-                         c.buffers[j].count);
+            write_bytes(c.name + ".d" + std::to_string(draw) + "." + std::to_string(j) + ".bin", host[j]);
         append_line(c.name + ".calls", kj::format_times(draw, t));
     }
     release(ptrs);
@@ -157,21 +156,20 @@ void run_check(const Case& c, EntryFn entry) {
 // final call, always, are written out for the grader to audit.
 void run_bench(const Case& c, EntryFn entry) {
     size_t bytes_per_call = 0;
-    for (const Buffer& b : c.buffers) bytes_per_call += b.count * sizeof(float);
+    for (const Buffer& b : c.buffers) bytes_per_call += b.bytes();
     kj::BenchPlan plan = c.plan;
     plan.bytes_per_call = bytes_per_call;
     uint64_t audits_left = plan.audits;
-    auto prepare = [&](uint64_t call, std::vector<float*>& ptrs) { prepare_call(c, call, ptrs); };
-    auto audit = [&](uint64_t call, std::vector<float*>& ptrs, bool force) {
+    auto prepare = [&](uint64_t call, kj::Ptrs& ptrs) { prepare_call(c, call, ptrs); };
+    auto audit = [&](uint64_t call, kj::Ptrs& ptrs, bool force) {
         // Random picks never take the last audit: it is the final call's, whatever chance did before.
         if (audits_left == 0 || (!force && (audits_left <= 1 || urandom64() % 3 != 0))) return;
         --audits_left;
         for (size_t j = 0; j < c.buffers.size(); ++j) {
             if (c.buffers[j].is_input) continue;
-            std::vector<float> host(c.buffers[j].count);
+            std::vector<unsigned char> host(c.buffers[j].bytes());
             kj::copy_to_host(host.data(), ptrs[j], host.size());
-            write_floats(c.name + ".a" + std::to_string(call) + "." + std::to_string(j) + ".bin", host.data(),
-                         host.size());
+            write_bytes(c.name + ".a" + std::to_string(call) + "." + std::to_string(j) + ".bin", host);
         }
         append_line(c.name + ".audits", std::to_string(call));
     };

@@ -38,7 +38,7 @@ struct BenchResult {
     std::vector<std::string> lines;  // "call_index call_ms tail_ms" per sample (per call, for batches)
 };
 
-using Ptrs = std::vector<float*>;
+using Ptrs = std::vector<void*>;  // one buffer per pointer parameter, any element type
 
 inline double median_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());

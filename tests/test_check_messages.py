@@ -169,7 +169,12 @@ def test_a_real_run_names_the_overflow_and_says_never_written(isolated):
 
 
 def test_every_program_that_poisons_outputs_writes_the_checkers_bits():
-    """The supervisor (CPU track) and the in-process harness (CUDA track) poison with check.POISON_BITS."""
+    """The one generator (generator.h) holds the checker's poison of every type, and the supervisor and the
+    in-process harness poison through it."""
     repo = Path(__file__).resolve().parents[1]
+    generator = (repo / "grader" / "run" / "generator.h").read_text()
+    for token, bits in check.POISONS.items():
+        width = 8 if token in ("f32", "i32") else 4
+        assert f"POISON_{token.upper()} = 0x{bits:0{width}X}" in generator, token
     for source in (repo / "grader" / "run" / "supervisor.cpp", repo / "harness" / "platform.h"):
-        assert f"POISON_BITS = 0x{check.POISON_BITS:08X}" in source.read_text(), source
+        assert "kjg::poison(" in source.read_text() or "kjg::write_poison(" in source.read_text(), source

@@ -87,3 +87,163 @@ def test_numpy_matches_the_supervisors_cpp_generator(tmp_path):
             argv = [str(program), str(seed), str(count), *map(str, low_and_scale)]
             written = np.frombuffer(subprocess.run(argv, check=True, capture_output=True).stdout, dtype=np.uint32)
             assert np.array_equal(written, bits(gen.uniform_numpy(seed, count, low, high))), (hex(seed), low, high)
+
+
+# --- every element type: the C++ generator, numpy and torch write the same bits ---------------------------
+
+TYPED_MAIN = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+#include "generator.h"
+int main(int argc, char** argv) {
+    kjg::Dtype d;
+    if (!kjg::parse_dtype(argv[1], &d)) return 2;
+    uint64_t seed = std::strtoull(argv[2], nullptr, 0);
+    size_t n = std::strtoull(argv[3], nullptr, 0);
+    uint32_t low = std::strtoul(argv[4], nullptr, 0), scale = std::strtoul(argv[5], nullptr, 0);
+    std::vector<unsigned char> out(n * kjg::element_bytes(d) + 1);
+    if (std::string(argv[6]) == "poison")
+        kjg::poison(d, out.data(), n);
+    else
+        kjg::fill(d, out.data(), n, seed, low, scale);
+    std::fwrite(out.data(), 1, n * kjg::element_bytes(d), stdout);
+}
+"""
+
+CONVERT_MAIN = r"""
+#include <cstdio>
+#include <vector>
+#include "generator.h"
+int main() {
+    std::vector<uint32_t> in(1 << 20);
+    size_t n = std::fread(in.data(), 4, in.size(), stdin);
+    std::vector<uint16_t> out(2 * n);
+    for (size_t i = 0; i < n; ++i) out[i] = kjg::f32_to_f16_bits(in[i]), out[n + i] = kjg::f32_to_bf16_bits(in[i]);
+    std::fwrite(out.data(), 2, out.size(), stdout);
+}
+"""
+
+TYPED_RANGES = {
+    "f32": [(-1.0, 1.0), (-1e30, 1e30)],
+    "f16": [(-1.0, 1.0), (-6.0, 6.0), (-1e-4, 1e-4), (-65504.0, 65504.0), (1e-7, 3e-7)],
+    "bf16": [(-1.0, 1.0), (-30.0, 30.0), (-1e30, 1e30), (1e-38, 3e-38)],
+    "i32": [(0, 1), (0, 1000), (-5, 3), (-(2**31), 2**31 - 1), (100000, 100003)],
+}
+POISONS = {
+    "f32": (np.uint32, 0x7FC0FFEE),
+    "f16": (np.uint16, 0x7FEE),
+    "bf16": (np.uint16, 0x7FEE),
+    "i32": (np.uint32, 0x7FC0FFEE),
+}
+
+
+def compiled(tmp_path, name: str, source: str):
+    path = tmp_path / f"{name}.cpp"
+    path.write_text(source)
+    header = gen.__file__.replace("inputs.py", "")
+    program = tmp_path / name
+    build = ["g++", "-O2", "-ffp-contract=off", "-std=c++17", "-I", header, str(path), "-o", str(program)]
+    subprocess.run(build, check=True, capture_output=True)
+    return program
+
+
+def raw(values) -> bytes:
+    if isinstance(values, torch.Tensor):
+        values = values.view(torch.int16) if values.dtype == torch.bfloat16 else values
+        values = values.numpy()
+    return values.tobytes()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+@pytest.mark.parametrize("dtype", gen.DTYPES)
+def test_every_dtype_cpp_numpy_and_torch_agree(dtype, tmp_path):
+    program = compiled(tmp_path, "typed", TYPED_MAIN)
+    for seed in seeds(4)[::3]:
+        for low, high in TYPED_RANGES[dtype]:
+            count = 4099
+            low_bits, scale_bits = gen.bounds_bits(dtype, low, high)  # as grader/run/request.py sends them
+            argv = [str(program), dtype, str(seed), str(count), str(low_bits), str(scale_bits), "fill"]
+            written = subprocess.run(argv, check=True, capture_output=True).stdout
+            numpy_values = gen.generate_numpy(dtype, seed, count, low, high)
+            assert written == numpy_values.tobytes(), (dtype, hex(seed), low, high)
+            assert written == raw(gen.generate_torch(dtype, seed, count, low, high, "cpu")), (
+                dtype,
+                hex(seed),
+                low,
+                high,
+            )
+            assert written == raw(gen.generate(dtype, seed, count, low, high)), (dtype, hex(seed), low, high)
+    word, poison = POISONS[dtype]
+    argv = [str(program), dtype, "0", "5", "0", "0", "poison"]
+    written = np.frombuffer(subprocess.run(argv, check=True, capture_output=True).stdout, dtype=word)
+    assert written.tolist() == [poison] * 5
+
+
+def test_integers_stay_in_their_range_and_use_all_of_it():
+    values = gen.generate("i32", 77, 100000, 0, 10)
+    assert values.dtype == torch.int32
+    assert sorted(set(values.tolist())) == list(range(10))
+    wide = gen.generate("i32", 78, 100000, -(2**31), 2**31 - 1)
+    assert int(wide.min()) < -(2**30) and int(wide.max()) > 2**30
+
+
+def test_half_values_are_the_float32_values_rounded_to_nearest():
+    f32 = gen.generate("f32", 5, 10000, -3.0, 3.0)
+    assert torch.equal(gen.generate("f16", 5, 10000, -3.0, 3.0), f32.to(torch.float16))
+    assert torch.equal(gen.generate("bf16", 5, 10000, -3.0, 3.0), f32.to(torch.bfloat16))
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+def test_cpp_rounding_to_half_and_bfloat16_matches_numpy_and_torch_bit_for_bit(tmp_path):
+    """Every class of float32: zeros, subnormals of either type, ties, the largest halves, Inf and NaN."""
+    draw = np.random.default_rng(3)
+    edges = [0, 0x80000000, 0x33000000, 0x33000001, 0x337FFFFF, 0x38800000, 0x387FFFFF, 0x477FEFFF, 0x477FF000]
+    edges += [0x7F800000, 0xFF800000, 0x7F7FFFFF, 0x3F801000, 0x3F803000, 0x3F808000, 0x3F818000, 0x00000001]
+    ties = (draw.integers(0, 1 << 32, 1 << 16, dtype=np.uint64).astype(np.uint32) & np.uint32(0xFFFFE000)) | np.uint32(
+        0x1000
+    )
+    small = draw.integers(0x30000000, 0x39000000, 1 << 16, dtype=np.uint64).astype(np.uint32)
+    anything = draw.integers(0, 1 << 32, (1 << 20) - (1 << 17) - len(edges), dtype=np.uint64).astype(np.uint32)
+    bits_in = np.concatenate([np.array(edges, dtype=np.uint32), ties, small, anything])
+    program = compiled(tmp_path, "convert", CONVERT_MAIN)
+    out = np.frombuffer(
+        subprocess.run([str(program)], input=bits_in.tobytes(), check=True, capture_output=True).stdout, dtype=np.uint16
+    )
+    half, bf16 = out[: len(bits_in)], out[len(bits_in) :]
+    values = bits_in.view(np.float32)
+    finite = np.isfinite(values)
+    with np.errstate(over="ignore"):
+        expected_half = values.astype(np.float16).view(np.uint16)
+    assert np.array_equal(half[finite], expected_half[finite])
+    assert np.all(np.isnan(half[~np.isfinite(values) & np.isnan(values)].view(np.float16)))
+    expected_bf16 = torch.from_numpy(values[finite]).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+    assert np.array_equal(bf16[finite], expected_bf16)
+    assert np.array_equal(gen.bf16_bits_numpy(values[finite]), expected_bf16)
+
+
+DEVICE_MAIN = r"""
+#include "generator.h"
+__global__ void fill_all(void* f32, void* f16, void* bf16, void* i32, size_t n, uint64_t seed) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    kjg::write_element(kjg::Dtype::F32, f32, i, seed, 0xBF800000u, 0x40000000u);
+    kjg::write_element(kjg::Dtype::F16, f16, i, seed, 0xBF800000u, 0x40000000u);
+    kjg::write_element(kjg::Dtype::BF16, bf16, i, seed, 0xBF800000u, 0x40000000u);
+    kjg::write_element(kjg::Dtype::I32, i32, i, seed, 0u, 1000u);
+    kjg::write_poison(kjg::Dtype::F16, f16, i + n);
+    (void)kjg::element_bytes(kjg::Dtype::BF16);
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc")
+def test_the_generator_compiles_as_device_code(tmp_path):
+    """The CUDA supervisor calls write_element and write_poison in a kernel: no host-only call on that path."""
+    source = tmp_path / "device.cu"
+    source.write_text(DEVICE_MAIN)
+    header = gen.__file__.replace("inputs.py", "")
+    build = ["nvcc", "-std=c++17", "-arch=sm_90a", "-I", header, "-c", str(source), "-o", str(tmp_path / "device.o")]
+    result = subprocess.run(build, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -101,14 +101,15 @@ def submission_flags(track: str, tools: Toolchain, in_container: bool = False) -
     return [tools.gxx, "-O3", "-march=native", "-fopenmp", "-std=c++17", "-shared", "-fPIC", "-Wl,-z,defs"]
 
 
-def shim_source(problem: Problem, include_name: str) -> str:
+def shim_source(problem: Problem, include_name: str, track: str = "cuda") -> str:
+    """The shim: it casts each buffer to the type a `track` submission declares (grader/problems/dtypes.py)."""
     args, pointer, size = [], 0, 0
     for param in problem.signature:
         if param.role == "size":
             args.append(f"n[{size}]")
             size += 1
         else:
-            args.append(f"static_cast<{param.type}>(p[{pointer}])")
+            args.append(f"static_cast<{param.c_type(track)}>(p[{pointer}])")
             pointer += 1
     return (
         f"// kerneljudge shim v{SHIM_VERSION}: the submission, and one entry point with a fixed ABI.\n"
@@ -131,7 +132,7 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
     in_container = base.in_container(run)
     flags = submission_flags(track, tools, in_container=in_container)
     name = _safe_name(filename, track)
-    shim = shim_source(problem, name)
+    shim = shim_source(problem, name, track)
     key = cache.key(
         track,
         source,
@@ -180,7 +181,7 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
         if outcome.returncode != 0 or not library.is_file():
             log = log or f"the compiler exited with status {outcome.returncode}"
             if re.search(r"^kerneljudge_shim\S*.*error", log, re.MULTILINE):
-                log += f"\nnote: kerneljudge calls `{problem.prototype()}`; check the name and the types."
+                log += f"\nnote: kerneljudge calls `{problem.prototype(track=track)}`; check the name and the types."
             if re.search(r"undefined (reference|symbol)", log):
                 log += "\nnote: only the CUDA runtime (CUDA track) or the C++ runtime and OpenMP (CPU track) may be linked."
             cache.store(entry, "error.txt", log.encode())

@@ -2,7 +2,9 @@
 
 Every element must satisfy |out - ref| <= atol + rtol*|ref|; NaN and Inf never pass; inputs must come back
 exactly as generated. Files from the untrusted side are opened without following links, must be regular files
-of exactly the expected size, and are read as raw float32: nothing in them is ever interpreted.
+of exactly the expected size, and are read as raw elements of the buffer's type (float32, float16, bfloat16 as
+its uint16 bits, int32): nothing in them is ever interpreted. Every comparison is made in float64, whatever
+the output's type; the reference receives float inputs as float64 and int32 inputs as int64.
 
 A wrong output is described by kind: elements never written (they still hold the judge's NaN poison), NaN
 and Inf the submission wrote, and finite elements out of tolerance, each with its count and first index; the
@@ -31,6 +33,12 @@ from grader.run import inputs as gen
 # CUDA; negated, they are still not it), so an element that still holds it was never written (or was computed
 # from one that was not).
 POISON_BITS = 0x7FC0FFEE
+# Each type's poison (generator.h): half and bfloat16 NaNs with a payload no arithmetic makes (the default NaNs
+# are 0x7E00, 0xFE00, 0x7FFF for half and 0x7FC0, 0xFFC0, 0x7FFF for bfloat16). An int32 poison is a valid
+# number: an unwritten int32 element is reported only where the right answer is not 2143354862.
+POISONS = {"f32": POISON_BITS, "f16": 0x7FEE, "bf16": 0x7FEE, "i32": POISON_BITS}
+_TOKENS = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.uint16): "bf16"}
+_TOKENS[np.dtype(np.int32)] = "i32"
 
 
 class TamperedOutput(Exception):
@@ -70,15 +78,22 @@ def _open_result(path: Path):
     return f
 
 
-def read_floats(path: Path, count: int) -> np.ndarray | None:
-    """The float32 array in `path`, None if absent; TamperedOutput if it is not a plain file of `count` floats."""
+def read_buffer(path: Path, count: int, dtype: str = "f32") -> np.ndarray | None:
+    """The array of `count` elements of type `dtype` in `path` (bfloat16 as uint16 bits), None if absent;
+    TamperedOutput if it is not a plain file of exactly that many bytes."""
     f = _open_result(path)
     if f is None:
         return None
+    element = np.dtype(gen.NUMPY_DTYPES[dtype])
     with f:
-        if os.fstat(f.fileno()).st_size != count * 4:
-            raise TamperedOutput(f"{path.name}: not a file of {count} floats")
-        return np.fromfile(f, dtype=np.float32, count=count)
+        if os.fstat(f.fileno()).st_size != count * element.itemsize:
+            raise TamperedOutput(f"{path.name}: not a file of {count} {dtype} elements")
+        return np.fromfile(f, dtype=element, count=count)
+
+
+def read_floats(path: Path, count: int) -> np.ndarray | None:
+    """The float32 array in `path` (read_buffer of f32)."""
+    return read_buffer(path, count, "f32")
 
 
 def read_call(
@@ -90,7 +105,7 @@ def read_call(
         if only_outputs and param.role != "output":
             continue
         count = int(np.prod(problem.shape(param, size_set.sizes)))
-        values = read_floats(out / f"{stem}.{index}.bin", count)
+        values = read_buffer(out / f"{stem}.{index}.bin", count, param.dtype)
         if values is None:
             return None
         arrays[param.name] = values
@@ -109,36 +124,59 @@ def read_record(path: Path) -> str | None:
 
 
 def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) -> dict[str, torch.Tensor]:
-    """The inputs of call number `call` of a case, exactly as the harness generated them (flat float32)."""
+    """The inputs of call number `call` of a case, exactly as the harness generated them (flat, in their types)."""
     arrays = {}
     for index, param in enumerate(problem.pointer_params):
         if param.role != "input":
             continue
-        dist = problem.distribution(size_set, param.name)
+        low, high = problem.bounds(size_set, param.name)
         count = int(np.prod(problem.shape(param, size_set.sizes)))
-        arrays[param.name] = gen.uniform(gen.tensor_seed(case_seed, call, index), count, dist.low, dist.high, device())
+        seed = gen.tensor_seed(case_seed, call, index)
+        arrays[param.name] = gen.generate(param.dtype, seed, count, low, high, device())
     return arrays
+
+
+_SAME_WIDTH = {2: (np.int16, torch.int16), 4: (np.int32, torch.int32)}
 
 
 def first_difference(got: np.ndarray, expected: torch.Tensor) -> int | None:
     """Flat index of the first element of `got` that is not bit-identical to `expected`, None if all are."""
+    as_numpy, as_torch = _SAME_WIDTH[got.dtype.itemsize]
+    if expected.element_size() != got.dtype.itemsize:
+        return 0
     if expected.device.type == "cpu":
-        differs = got.view(np.int32) != expected.numpy().view(np.int32)
+        differs = got.view(as_numpy) != expected.view(as_torch).numpy()
         return int(differs.argmax()) if differs.any() else None
-    got_t = torch.from_numpy(got).to(expected.device)
-    same = got_t.view(torch.int32) == expected.view(torch.int32)
+    got_t = torch.from_numpy(got.view(as_numpy)).to(expected.device)
+    same = got_t == expected.view(as_torch)
     return None if bool(same.all()) else int(torch.nonzero(~same)[0])
+
+
+def reference_inputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The inputs as the reference (and null answers) take them: shaped, floats as float64, int32 as int64."""
+    return {
+        p.name: arrays[p.name]
+        .to(torch.int64 if p.dtype == "i32" else torch.float64)
+        .reshape(problem.shape(p, size_set.sizes))
+        for p in problem.input_params
+    }
 
 
 def reference_outputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The float64 reference for these inputs, one tensor per output parameter."""
-    tensors = {
-        p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes)) for p in problem.input_params
-    }
+    tensors = reference_inputs(problem, size_set, arrays)
     with torch.no_grad():
         result = problem.reference_module.reference(**tensors, **size_set.sizes)
     results = result if isinstance(result, (tuple, list)) else (result,)
-    return {p.name: r for p, r in zip(problem.output_params, results)}
+    return {p.name: r.to(torch.float64) for p, r in zip(problem.output_params, results)}
+
+
+def widened(got: np.ndarray) -> np.ndarray:
+    """An output's values in a type that holds them exactly: float32 for the floats, float64 for int32."""
+    token = _TOKENS[got.dtype]
+    if token == "bf16":
+        return gen.bf16_to_float32(got)
+    return got.astype(np.float64 if token == "i32" else np.float32, copy=False)
 
 
 def compare(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -> Comparison:
@@ -172,6 +210,7 @@ def _passes(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -
 def _abs_error(got: np.ndarray, expected: torch.Tensor) -> tuple:
     """(|got - expected| in float64, expected), both flat: numpy arrays on the CPU, where numpy takes a fifth of
     torch's CPU time for these element-wise passes; tensors on expected's GPU."""
+    got = widened(got)
     if expected.device.type == "cpu":
         ref = expected.numpy().reshape(-1)
         err = got.reshape(-1).astype(np.float64)
@@ -185,13 +224,18 @@ def _abs_error(got: np.ndarray, expected: torch.Tensor) -> tuple:
 def _describe_failure(got: np.ndarray, expected: torch.Tensor, atol: float, rtol: float) -> Comparison:
     """The full comparison: each kind of bad element counted and located, error figures of the finite ones."""
     shape = tuple(expected.shape)
-    got32 = torch.from_numpy(got).to(expected.device).reshape(shape)
-    bits = got32.view(torch.int32)
-    unwritten = bits == _as_int32(POISON_BITS)
+    token = _TOKENS[got.dtype]
+    as_numpy = _SAME_WIDTH[got.dtype.itemsize][0]
+    bits = torch.from_numpy(got.view(as_numpy)).to(expected.device).reshape(shape)
+    got32 = torch.from_numpy(widened(got)).to(expected.device).reshape(shape)
+    unwritten = bits == _signed(POISONS[token], got.dtype.itemsize)
+    err = (got32.to(torch.float64) - expected).abs()
+    within = err <= atol + rtol * expected.abs()
+    if token == "i32":
+        unwritten &= ~within  # a poison that is the right answer cannot be told from a written one
     nan = torch.isnan(got32) & ~unwritten
     inf = torch.isinf(got32)
-    err = (got32.to(torch.float64) - expected).abs()
-    wrong = torch.isfinite(got32) & ~(err <= atol + rtol * expected.abs())  # NaN compares false: a NaN ref fails
+    wrong = torch.isfinite(got32) & ~within & ~unwritten  # NaN compares false: a NaN ref fails
     finite = torch.isfinite(err)
     any_finite = bool(finite.any())
     max_abs = float(err[finite].max()) if any_finite else float("inf")
@@ -208,7 +252,7 @@ def _describe_failure(got: np.ndarray, expected: torch.Tensor, atol: float, rtol
     first = _first(wrong)
     if first is not None:
         parts.append(
-            f"{int(wrong.sum())} out of tolerance, first at {_index(first, shape)}: got {float(got[first]):.9g}, "
+            f"{int(wrong.sum())} out of tolerance, first at {_index(first, shape)}: got {float(got32.flatten()[first]):.9g}, "
             f"expected {float(expected.flatten()[first]):.9g} (atol {atol:.3g}, rtol {rtol:.3g})"
         )
     figures = (
@@ -238,8 +282,9 @@ def wrong_output(name: str, sizes: dict, output: str, result: Comparison, second
     )
 
 
-def _as_int32(bits: int) -> int:
-    return int(np.array(bits, dtype=np.uint32).view(np.int32))
+def _signed(bits: int, width: int) -> int:
+    """An unsigned bit pattern of `width` bytes as the signed integer with those bits."""
+    return bits - (1 << (8 * width)) if bits >= 1 << (8 * width - 1) else bits
 
 
 def _first(mask: torch.Tensor) -> int | None:

@@ -93,10 +93,7 @@ def _null_answers(problem: Problem, track: str) -> list[SelftestRow]:
     for size_set in problem.tests_for(track):
         arrays = check.make_inputs(problem, size_set, secrets.randbits(64), 0)
         (expected,) = check.reference_outputs(problem, size_set, arrays).values()
-        inputs = {
-            p.name: arrays[p.name].to(torch.float64).reshape(problem.shape(p, size_set.sizes))
-            for p in problem.input_params
-        }
+        inputs = check.reference_inputs(problem, size_set, arrays)
         with torch.no_grad():
             answers = problem.reference_module.null_answers(**inputs, **size_set.sizes)
         atol, rtol = problem.tolerances(size_set.sizes)

@@ -37,13 +37,13 @@ def fp32_only() -> None:
 
 
 def baseline_inputs(problem: Problem, size_set: SizeSet, call: int, seed: int = 1) -> dict[str, torch.Tensor]:
-    """Fresh float32 CUDA inputs for call `call`, shaped, from the same generator the harness uses."""
+    """Fresh CUDA inputs for call `call`, shaped, in their element types, from the generator the harness uses."""
     tensors = {}
     for index, param in enumerate(problem.pointer_params):
         if param.role == "input":
-            dist = problem.distribution(size_set, param.name)
+            low, high = problem.bounds(size_set, param.name)
             shape = problem.shape(param, size_set.sizes)
-            flat = gen.uniform(gen.tensor_seed(seed, call, index), int(np.prod(shape)), dist.low, dist.high, "cuda")
+            flat = gen.generate(param.dtype, gen.tensor_seed(seed, call, index), int(np.prod(shape)), low, high, "cuda")
             tensors[param.name] = flat.reshape(shape)
     return tensors
 
@@ -77,7 +77,7 @@ class LoadedSolution:
 
     def call_args(self, size_set: SizeSet, inputs: dict[str, torch.Tensor]) -> tuple:
         outputs = {
-            p.name: torch.empty(self.problem.shape(p, size_set.sizes), device="cuda")
+            p.name: torch.empty(self.problem.shape(p, size_set.sizes), dtype=gen.TORCH_DTYPES[p.dtype], device="cuda")
             for p in self.problem.output_params
         }
         buffers = [inputs[p.name] if p.role == "input" else outputs[p.name] for p in self.problem.pointer_params]

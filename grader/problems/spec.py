@@ -10,7 +10,6 @@ returns the broken ones' errors beside the good ones, so one broken problem hide
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -21,8 +20,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from grader import settings
-from grader.problems import expr, reference_file
+from grader.problems import dtypes, expr, reference_file
 from grader.problems.errors import SpecError as SpecError  # raised here and by reference_file; callers import it here
+from grader.problems.params import Distribution as Distribution  # re-exported: part of the spec
+from grader.problems.params import Param as Param
 
 Track = Literal["cuda", "cpu"]
 TRACKS: tuple[Track, ...] = ("cuda", "cpu")
@@ -38,50 +39,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Param(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    type: Literal["const float*", "float*", "int"]
-    shape: list[str | int] | None = None
-
-    @property
-    def role(self) -> str:
-        return {"const float*": "input", "float*": "output", "int": "size"}[self.type]
-
-    @property
-    def dims(self) -> list[str | int]:
-        """The shape's formulas, one per dimension (none for a size parameter)."""
-        return list(self.shape or [])
-
-    @model_validator(mode="after")
-    def _shape_matches_type(self):
-        if self.type == "int" and self.shape is not None:
-            raise ValueError(f"size parameter {self.name!r} takes no shape")
-        if self.type != "int" and not self.shape:
-            raise ValueError(f"pointer parameter {self.name!r} needs a shape")
-        return self
-
-
-class Distribution(_Strict):
-    """Elements drawn uniformly from [low, high) by the counter-based generator in grader/inputs.py."""
-
-    low: float = -1.0
-    high: float = 1.0
-
-    @model_validator(mode="after")
-    def _ordered(self):
-        if not (math.isfinite(self.low) and math.isfinite(self.high)):
-            raise ValueError(f"low ({self.low}) and high ({self.high}) must be finite")
-        if not self.high > self.low:
-            raise ValueError(f"high ({self.high}) must be greater than low ({self.low})")
-        return self
-
-
 class SizeSet(_Strict):
     name: str = Field(pattern=r"^[a-z0-9_]+$")
     sizes: dict[str, int]
     inputs: dict[str, Distribution] = {}
     tracks: list[Track] = list(TRACKS)
     catches: str = ""
+    reject_low_precision: bool = False  # `grader calibrate`: reduced-precision answers must fail here
 
 
 class Tolerance(_Strict):
@@ -99,11 +63,13 @@ class Problem(_Strict):
     constraints: list[str]
     inputs: dict[str, Distribution] = {}
     tolerance: Tolerance
+    accumulation: str = ""  # the arithmetic the answer stands for, when a buffer is not float32
     flops: str | int
     bytes: str | int
     time_limit_s: float = Field(default=60.0, gt=0)
     tests: list[SizeSet] = Field(min_length=1)
     benchmarks: dict[Track, list[SizeSet]] = {}
+    calibration: list[SizeSet] = []  # extra size sets `grader calibrate` tries (long reductions, cheap shapes)
     folder: Path = Field(exclude=True)
 
     @field_validator("signature")
@@ -113,7 +79,7 @@ class Problem(_Strict):
         if len(set(names)) != len(names):
             raise ValueError("parameter names repeat")
         if not any(p.role == "output" for p in params):
-            raise ValueError("the signature has no output (a `float*` parameter)")
+            raise ValueError("the signature has no output (a pointer parameter without const, e.g. `float*`)")
         return params
 
     @model_validator(mode="after")
@@ -124,11 +90,14 @@ class Problem(_Strict):
                 unknown = expr.names_in(dim) - sizes
                 if unknown:
                     raise ValueError(f"shape of {p.name!r} uses unknown size {sorted(unknown)}")
+        if not self.accumulation and any(p.dtype in ("f16", "bf16") for p in self.pointer_params):
+            raise ValueError("accumulation: a problem with 16-bit buffers must state how products and sums are kept")
         inputs = {p.name for p in self.input_params}
         for name in self.inputs:
             if name not in inputs:
                 raise ValueError(f"inputs: {name!r} is not an input parameter")
-        for kind, sets in [("tests", self.tests)] + [(f"benchmarks.{t}", s) for t, s in self.benchmarks.items()]:
+        groups = [("tests", self.tests), ("calibration", self.calibration)]
+        for kind, sets in groups + [(f"benchmarks.{t}", s) for t, s in self.benchmarks.items()]:
             seen = set()
             for size_set in sets:
                 where = f"{kind}.{size_set.name}"
@@ -141,7 +110,16 @@ class Problem(_Strict):
                     if name not in inputs:
                         raise ValueError(f"{where}.inputs: {name!r} is not an input parameter")
                 self._check_formulas(where, size_set.sizes)
+                self._check_bounds(where, size_set)
         return self
+
+    def _check_bounds(self, where: str, size_set: SizeSet) -> None:
+        """Every input's range, for these sizes, is one its element type can be drawn from."""
+        for p in self.input_params:
+            try:
+                dtypes.check_bounds(p.dtype, *self.bounds(size_set, p.name))
+            except ValueError as error:  # FormulaError too
+                raise ValueError(f"inputs of {p.name!r} (for {where}: {describe_sizes(size_set.sizes)}): {error}")
 
     def _check_formulas(self, where: str, sizes: dict[str, int]) -> None:
         """Every formula evaluates, for these sizes, to what its field needs; else a ValueError naming both."""
@@ -178,8 +156,8 @@ class Problem(_Strict):
     def output_params(self) -> list[Param]:
         return [p for p in self.signature if p.role == "output"]
 
-    def prototype(self, name: str = "solve") -> str:
-        args = ", ".join(f"{p.type} {p.name}" for p in self.signature)
+    def prototype(self, name: str = "solve", track: str = "cuda") -> str:
+        args = ", ".join(f"{p.c_type(track)} {p.name}" for p in self.signature)
         return f"void {name}({args})"
 
     def shape(self, param: Param, sizes: dict) -> tuple[int, ...]:
@@ -187,6 +165,10 @@ class Problem(_Strict):
 
     def distribution(self, size_set: SizeSet, name: str) -> Distribution:
         return size_set.inputs.get(name) or self.inputs.get(name) or Distribution()
+
+    def bounds(self, size_set: SizeSet, name: str) -> tuple[float, float]:
+        """(low, high) of input `name` for this size set, its formulas evaluated."""
+        return self.distribution(size_set, name).at(size_set.sizes)
 
     def tests_for(self, track: str) -> list[SizeSet]:
         return [t for t in self.tests if track in t.tracks]

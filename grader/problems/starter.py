@@ -1,5 +1,6 @@
-"""Starter files for `grader init`: the problem's signature, its shapes, and a TODO, per track."""
+"""Starter files for `grader init`: the problem's signature, its shapes and element types, and a TODO, per track."""
 
+from grader.problems import dtypes
 from grader.problems.spec import Problem
 
 _TRACK_NOTES = {
@@ -13,19 +14,28 @@ _TRACK_NOTES = {
         "Pointers are host pointers. OpenMP is available (g++ -O3 -march=native -fopenmp).",
     ),
 }
+_ELEMENT_NAMES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32"}
 
 
 def starter(problem: Problem, track: str) -> str:
     includes, note = _TRACK_NOTES[track]
+    tokens = {p.dtype for p in problem.pointer_params}
     shapes = "\n".join(
-        f"//   {p.name:<8} {p.role:<6} {' x '.join(str(d) for d in p.dims)}" for p in problem.pointer_params
+        f"//   {p.name:<8} {p.role:<6} {_ELEMENT_NAMES[p.dtype]:<8} {' x '.join(str(d) for d in p.dims)}"
+        for p in problem.pointer_params
+    )
+    accumulation = f"// Accumulation: {problem.accumulation}\n" if problem.accumulation else ""
+    raw_bits = (
+        "// On the CPU track float16 and bfloat16 buffers hold raw bits (uint16_t): convert with the helpers below.\n"
+        if track == "cpu" and tokens & {"f16", "bf16"}
+        else ""
     )
     return (
         f"// {problem.title} ({track} track): kerneljudge starter.\n"
-        f"// Row-major float32 arrays:\n{shapes}\n"
+        f"// Row-major arrays:\n{shapes}\n{accumulation}{raw_bits}"
         f"// Check it with: grader test {problem.slug} <this file>; time it with: grader submit ...\n"
-        f"{includes}\n"
-        f"{problem.prototype()} {{\n"
+        f"{includes}{dtypes.includes(tokens, track)}\n"
+        f"{problem.prototype(track=track)} {{\n"
         f"    // TODO: compute the outputs. {note}\n"
         f"}}\n"
     )

@@ -11,7 +11,18 @@
 // supervisor and the grader. Built with -ffp-contract=off (and __fadd_rn/__fmul_rn on the device): no fma,
 // as in numpy and torch.
 //
-// Element types (the request's DTYPE, grader/run/request.py): write_element and write_poison take the type.
+// Element types (the request's DTYPE, grader/run/request.py); write_element and write_poison take the type:
+//   f32   the uniform float32 value above.
+//   f16   that float32 value rounded to the nearest half (ties to even; subnormals kept; the spec keeps
+//         |low|, |high| <= 65504, so no value overflows), by integer operations on its bits.
+//   bf16  that float32 value rounded to the nearest bfloat16 (ties to even), by integer operations.
+//   i32   low + (h % range) with h = fmix32(fmix32(i ^ seed_lo) + seed_hi), all 32 bits: an integer in
+//         [low, high). LOW_BITS is low as a two's-complement int32, SCALE_BITS the count high - low (>= 1)
+//         as a uint32; the modulo's bias is under range / 2^32, and the same on every side.
+// Poison (what an output holds before each call; grader/judge/check.py knows each): f32 0x7FC0FFEE, f16 and
+// bf16 0x7FEE (quiet NaNs with a payload no arithmetic makes: the default NaNs are 0x7E00/0xFE00/0x7FFF for
+// half and 0x7FC0/0xFFC0/0x7FFF for bfloat16), i32 0x7FC0FFEE (2143354862). An integer poison is a valid
+// value: an unwritten int32 element is caught only where the right answer differs from 2143354862.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -26,19 +37,25 @@
 
 namespace kjg {
 
-enum class Dtype : uint32_t { F32 = 0 };
+enum class Dtype : uint32_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3 };
 
 // The request's name of a type; false for a name this build does not know.
 inline bool parse_dtype(const std::string& name, Dtype* out) {
     if (name == "f32") return *out = Dtype::F32, true;
+    if (name == "f16") return *out = Dtype::F16, true;
+    if (name == "bf16") return *out = Dtype::BF16, true;
+    if (name == "i32") return *out = Dtype::I32, true;
     return false;
 }
 
-KJ_HD inline size_t element_bytes(Dtype) { return 4; }
+KJ_HD inline size_t element_bytes(Dtype d) { return d == Dtype::F16 || d == Dtype::BF16 ? 2 : 4; }
 
 // The NaN every float32 output holds before a call (grader/judge/check.py POISON_BITS): a payload no arithmetic
-// makes, so an element that still holds it was never written.
+// makes, so an element that still holds it was never written. The other types' poisons: see the top.
 constexpr uint32_t POISON_F32 = 0x7FC0FFEE;
+constexpr uint16_t POISON_F16 = 0x7FEE;
+constexpr uint16_t POISON_BF16 = 0x7FEE;
+constexpr uint32_t POISON_I32 = 0x7FC0FFEE;
 
 inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
 
@@ -110,16 +127,72 @@ KJ_HD inline float uniform_f32(size_t i, uint64_t seed, float low, float scale) 
 #endif
 }
 
+KJ_HD inline uint32_t float_to_bits(float f) {
+#if defined(__CUDA_ARCH__)
+    return __float_as_uint(f);
+#else
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    return bits;
+#endif
+}
+
+// float32 bits -> half bits, rounded to nearest, ties to even (NaN -> 0x7E00, overflow -> Inf).
+KJ_HD inline uint16_t f32_to_f16_bits(uint32_t x) {
+    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    x &= 0x7FFFFFFFu;
+    if (x > 0x7F800000u) return sign | 0x7E00u;
+    if (x >= 0x477FF000u) return sign | 0x7C00u;  // >= 65520 rounds to Inf (and Inf itself)
+    const uint32_t e = x >> 23;
+    if (e < 102) return sign;  // below 2^-25: rounds to zero
+    uint32_t m, rest, half;
+    if (e < 113) {  // a half subnormal: units of 2^-24
+        const uint32_t shift = 126 - e, mant = (x & 0x7FFFFFu) | 0x800000u;
+        m = mant >> shift, rest = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    } else {
+        m = ((e - 112) << 10) | ((x >> 13) & 0x3FFu), rest = x & 0x1FFFu, half = 0x1000u;
+    }
+    if (rest > half || (rest == half && (m & 1))) ++m;  // a carry moves into the exponent, as it should
+    return sign | (uint16_t)m;
+}
+
+// float32 bits -> bfloat16 bits, rounded to nearest, ties to even (NaN stays a quiet NaN).
+KJ_HD inline uint16_t f32_to_bf16_bits(uint32_t x) {
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x40u);
+    return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
+// Element i of an int32 input: low + (h % range), wrapping as two's complement.
+KJ_HD inline int32_t uniform_i32(size_t i, uint64_t seed, uint32_t low_bits, uint32_t range) {
+    uint32_t h = fmix32(fmix32((uint32_t)i ^ (uint32_t)seed) + (uint32_t)(seed >> 32));
+    return (int32_t)(low_bits + h % (range ? range : 1u));
+}
+
 // Element i of an input of type `d` at `base`, from the tensor seed and the input's low end and range (bits).
 KJ_HD inline void write_element(Dtype d, void* base, size_t i, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
-    (void)d;
-    static_cast<float*>(base)[i] = uniform_f32(i, seed, bits_to_float(low_bits), bits_to_float(scale_bits));
+    if (d == Dtype::I32) {
+        static_cast<int32_t*>(base)[i] = uniform_i32(i, seed, low_bits, scale_bits);
+        return;
+    }
+    const float value = uniform_f32(i, seed, bits_to_float(low_bits), bits_to_float(scale_bits));
+    if (d == Dtype::F16)
+        static_cast<uint16_t*>(base)[i] = f32_to_f16_bits(float_to_bits(value));
+    else if (d == Dtype::BF16)
+        static_cast<uint16_t*>(base)[i] = f32_to_bf16_bits(float_to_bits(value));
+    else
+        static_cast<float*>(base)[i] = value;
 }
 
 // Element i of an output of type `d` at `base`, set to the poison the checker recognises as never written.
 KJ_HD inline void write_poison(Dtype d, void* base, size_t i) {
-    (void)d;
-    static_cast<uint32_t*>(base)[i] = POISON_F32;
+    if (d == Dtype::F16)
+        static_cast<uint16_t*>(base)[i] = POISON_F16;
+    else if (d == Dtype::BF16)
+        static_cast<uint16_t*>(base)[i] = POISON_BF16;
+    else if (d == Dtype::I32)
+        static_cast<uint32_t*>(base)[i] = POISON_I32;
+    else
+        static_cast<uint32_t*>(base)[i] = POISON_F32;
 }
 
 // A whole input on the host.

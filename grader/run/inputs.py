@@ -1,4 +1,4 @@
-"""The counter-based input generator, bit for bit the same as `harness/platform.h`'s.
+"""The counter-based input generator, bit for bit the same as `grader/run/generator.h`'s.
 
 Element i of a tensor with seed s is low + scale * u, u = (fmix32(fmix32(i ^ s_lo) + s_hi) >> 8) / 2^24,
 computed with float32 rounding after each operation. Integer hashing and exact float32 steps make the values
@@ -6,6 +6,11 @@ identical on the CPU and on any GPU, so the trusted grader regenerates exactly t
 harness used without ever receiving them from it. On the GPU the hash runs in int64 torch ops (masked to 32
 bits after every multiply); on the CPU in numpy uint32 ops, whose multiply wraps mod 2^32 as C's does (4x less
 CPU time than the int64 ops, with the same bits: tests/test_inputs_numpy.py).
+
+Element types (`generate`, `generate_numpy`; generator.h says the same): f32 is the value above; f16 and bf16
+are that float32 value rounded to nearest, ties to even (numpy's and torch's own conversions for half, integer
+operations on the bits for bfloat16, which numpy lacks); i32 is low + (h % (high - low)) with h the full 32-bit
+hash, an integer in [low, high). numpy holds bfloat16 as its raw uint16 bits (`BF16_NUMPY`).
 """
 
 import numpy as np
@@ -51,13 +56,18 @@ def _fmix32_numpy(h: np.ndarray) -> np.ndarray:
     return h
 
 
-def uniform_numpy(seed: int, count: int, low: float, high: float) -> np.ndarray:
-    """`uniform` on the CPU, in numpy uint32 and float32 ops: the same bits."""
+def _hash_numpy(seed: int, count: int) -> np.ndarray:
+    """fmix32(fmix32(i ^ seed_lo) + seed_hi) for i < count, as uint32."""
     h = np.arange(count, dtype=np.uint32)
     h ^= np.uint32(seed & MASK32)
     _fmix32_numpy(h)
     h += np.uint32((seed >> 32) & MASK32)
-    _fmix32_numpy(h)
+    return _fmix32_numpy(h)
+
+
+def uniform_numpy(seed: int, count: int, low: float, high: float) -> np.ndarray:
+    """`uniform` on the CPU, in numpy uint32 and float32 ops: the same bits."""
+    h = _hash_numpy(seed, count)
     h >>= 8
     u = h.astype(np.float32)
     u *= np.float32(2.0**-24)
@@ -81,6 +91,72 @@ def uniform_torch(seed: int, count: int, low: float, high: float, device: torch.
     low32 = torch.tensor(low, dtype=torch.float32, device=device)
     scale32 = torch.tensor(high - low, dtype=torch.float32, device=device)
     return low32 + scale32 * u
+
+
+DTYPES = ("f32", "f16", "bf16", "i32")
+TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32}
+NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "i32": np.int32}
+BF16_NUMPY = np.uint16  # numpy has no bfloat16: its arrays hold the raw bits
+
+
+def bounds_bits(dtype: str, low: float, high: float) -> tuple[int, int]:
+    """(LOW_BITS, SCALE_BITS) of the request: float32 bits of low and high - low, or for i32 the two's-complement
+    bits of low and the count high - low."""
+    if dtype == "i32":
+        return int(low) & MASK32, int(high) - int(low)
+    return float32_bits(low), float32_bits(high - low)
+
+
+def integers_numpy(seed: int, count: int, low: int, high: int) -> np.ndarray:
+    """The i32 input: low + (h % (high - low)), wrapping as int32 does."""
+    h = _hash_numpy(seed, count)
+    h %= np.uint32(int(high) - int(low))
+    h += np.uint32(int(low) & MASK32)
+    return h.view(np.int32)
+
+
+def bf16_bits_numpy(values: np.ndarray) -> np.ndarray:
+    """float32 values rounded to bfloat16 (nearest, ties to even), as raw uint16 bits (finite values)."""
+    x = values.astype(np.float32).view(np.uint32)
+    return ((x + np.uint32(0x7FFF) + ((x >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+
+
+def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
+    """Raw bfloat16 bits as float32 values (exact)."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def generate_numpy(dtype: str, seed: int, count: int, low: float, high: float) -> np.ndarray:
+    """One input of element type `dtype` (f32, f16, bf16 as raw uint16 bits, i32) on the CPU."""
+    if dtype == "i32":
+        return integers_numpy(seed, count, int(low), int(high))
+    values = uniform_numpy(seed, count, low, high)
+    if dtype == "f16":
+        return values.astype(np.float16)
+    if dtype == "bf16":
+        return bf16_bits_numpy(values)
+    return values
+
+
+def generate(dtype: str, seed: int, count: int, low: float, high: float, device: torch.device | str = "cpu"):
+    """One input of element type `dtype` as a flat torch tensor of that type (float32, float16, bfloat16,
+    int32) on `device`: the bits generator.h writes."""
+    if torch.device(device).type == "cpu":
+        array = generate_numpy(dtype, seed, count, low, high)
+        tensor = torch.from_numpy(array.view(np.int16) if dtype == "bf16" else array)
+        return tensor.view(torch.bfloat16) if dtype == "bf16" else tensor
+    return generate_torch(dtype, seed, count, low, high, device)
+
+
+def generate_torch(dtype: str, seed: int, count: int, low: float, high: float, device: torch.device | str):
+    """`generate` in torch ops on `device` (the GPU's path; on the CPU numpy's is faster)."""
+    if dtype == "i32":
+        h = torch.arange(count, dtype=torch.int64, device=device) ^ (seed & MASK32)
+        h = _fmix32(_fmix32(h) + (seed >> 32) & MASK32)
+        values = (h % (int(high) - int(low)) + (int(low) & MASK32)) & MASK32
+        return torch.where(values >= 1 << 31, values - (1 << 32), values).to(torch.int32)
+    values = uniform_torch(seed, count, low, high, device)
+    return values.to(TORCH_DTYPES[dtype])  # round to nearest, ties to even, as generator.h
 
 
 def _rotl(x: int, bits: int) -> int:

@@ -1,0 +1,235 @@
+"""Buffers of every element type (float32, float16, bfloat16, int32), end to end on the CPU track: the spec, the
+starter, the shim, the supervisor's inputs and poison, the in-process harness, and the checker's verdicts."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from grader.build import runner as harness_build
+from grader.judge import check, pipeline
+from grader.judge.status import Status
+from grader.problems import starter
+from grader.problems.spec import SpecError, load_problem
+from grader.run import inputs as gen
+from grader.run import request
+
+SPEC = """\
+title: Typed copy
+difficulty: easy
+signature:
+  - {name: a, type: "const float*", shape: [N]}
+  - {name: h, type: "const __half*", shape: [N]}
+  - {name: b, type: "const __nv_bfloat16*", shape: [N]}
+  - {name: k, type: "const int*", shape: [N]}
+  - {name: out_h, type: "__half*", shape: [N]}
+  - {name: out_b, type: "__nv_bfloat16*", shape: [N]}
+  - {name: out_k, type: "int*", shape: [N]}
+  - {name: total, type: "float*", shape: [N]}
+  - {name: N, type: int}
+constraints: ["1 <= N"]
+accumulation: "out_h = h, out_b = 2 b and out_k = k + 1 exactly; total = a + h + b + k in float32"
+inputs:
+  h: {low: -100.0, high: 100.0}
+  k: {low: -5, high: "N"}
+tolerance: {atol: 1e-4, rtol: 1e-6, why: "copies are exact; one float32 sum of four terms"}
+flops: "4 * N"
+bytes: "22 * N"
+tests:
+  - {name: one, sizes: {N: 1}}
+  - {name: odd, sizes: {N: 1001}}
+benchmarks: {}
+"""
+
+REFERENCE = '''"""Typed copy."""
+
+import torch
+
+
+def reference(a, h, b, k, N):
+    return h, 2 * b, k + 1, a + h + b + k
+
+
+def baseline(a, h, b, k, N):
+    return reference(a, h, b, k, N)
+
+
+def null_answers(a, h, b, k, N):
+    return {"zeros": torch.zeros_like(a)}
+'''
+
+CPU_SOLUTION = """
+#include <cstdint>
+#include <cstring>
+static float bf(uint16_t x) { uint32_t u = (uint32_t)x << 16; float f; std::memcpy(&f, &u, 4); return f; }
+static float hf(uint16_t x);
+void solve(const float* a, const uint16_t* h, const uint16_t* b, const int* k, uint16_t* out_h, uint16_t* out_b,
+           int* out_k, float* total, int N) {
+    for (int i = 0; i < N; ++i) {
+        out_h[i] = h[i];
+        out_b[i] = (uint16_t)(b[i] + (1 << 7));  // 2b: one more in the exponent (no b is 0 or subnormal here)
+        if (WRITE_K) out_k[i] = k[i] + 1;
+        total[i] = a[i] + hf(h[i]) + bf(b[i]) + (float)k[i];
+    }
+}
+static float hf(uint16_t x) {
+    uint32_t sign = (uint32_t)(x & 0x8000) << 16, e = (x >> 10) & 0x1F, m = x & 0x3FF, bits;
+    if (e == 0) { if (!m) bits = sign; else { e = 113; while (!(m & 0x400)) m <<= 1, --e; bits = sign | (e << 23) | ((m & 0x3FF) << 13); } }
+    else bits = sign | ((e + 112) << 23) | (m << 13);
+    float f; std::memcpy(&f, &bits, 4); return f;
+}
+"""
+
+
+@pytest.fixture
+def problem(tmp_path, monkeypatch):
+    for name in ("DATA", "CACHE", "RUNS"):
+        (tmp_path / name).mkdir()
+        monkeypatch.setenv(f"KERNELJUDGE_{name}", str(tmp_path / name))
+    folder = tmp_path / "typed-copy"
+    folder.mkdir()
+    (folder / "problem.yaml").write_text(SPEC)
+    (folder / "statement.md").write_text("Copy typed buffers.\n")
+    (folder / "reference.py").write_text(REFERENCE)
+    return load_problem(folder)
+
+
+def test_the_spec_knows_each_parameters_element_type_and_each_tracks_c_type(problem):
+    assert [p.dtype for p in problem.pointer_params] == ["f32", "f16", "bf16", "i32", "f16", "bf16", "i32", "f32"]
+    assert [p.role for p in problem.pointer_params] == ["input"] * 4 + ["output"] * 4
+    assert "const __half* h, const __nv_bfloat16* b, const int* k, __half* out_h" in problem.prototype()
+    cpu = problem.prototype(track="cpu")
+    assert "const uint16_t* h, const uint16_t* b, const int* k, uint16_t* out_h, uint16_t* out_b, int* out_k" in cpu
+    assert problem.bounds(problem.tests[1], "k") == (-5.0, 1001.0)
+
+
+def test_the_request_names_every_type_and_its_bounds(problem):
+    text = request.build(problem, "cpu", [request.Case("odd", problem.tests[1], "check", 7)])
+    buffers = [line for line in text.splitlines() if line.startswith(("in ", "out "))]
+    assert buffers[:4] == [
+        f"in f32 1001 {gen.float32_bits(-1.0)} {gen.float32_bits(2.0)}",
+        f"in f16 1001 {gen.float32_bits(-100.0)} {gen.float32_bits(200.0)}",
+        f"in bf16 1001 {gen.float32_bits(-1.0)} {gen.float32_bits(2.0)}",
+        f"in i32 1001 {(-5) & 0xFFFFFFFF} 1006",
+    ]
+    assert buffers[4:] == ["out f16 1001", "out bf16 1001", "out i32 1001", "out f32 1001"]
+
+
+def test_inputs_arrive_in_their_types_and_the_reference_gets_float64_and_int64(problem):
+    arrays = check.make_inputs(problem, problem.tests[1], 3, 0)
+    assert [arrays[n].dtype for n in "ahbk"] == [torch.float32, torch.float16, torch.bfloat16, torch.int32]
+    assert int(arrays["k"].min()) >= -5 and int(arrays["k"].max()) < 1001
+    inputs = check.reference_inputs(problem, problem.tests[1], arrays)
+    assert [inputs[n].dtype for n in "ahbk"] == [torch.float64] * 3 + [torch.int64]
+
+
+@pytest.mark.parametrize("track", ["cpu", "cuda"])
+def test_the_starter_declares_each_tracks_types_and_compiles(problem, track, tmp_path):
+    if track == "cuda" and not shutil.which("nvcc"):
+        pytest.skip("no nvcc")
+    source = starter.starter(problem, track)
+    assert problem.prototype(track=track) in source
+    if track == "cuda":
+        assert "#include <cuda_fp16.h>" in source and "#include <cuda_bf16.h>" in source
+    else:
+        assert "half_to_float" in source and "float_to_bf16" in source
+    path = tmp_path / ("starter.cu" if track == "cuda" else "starter.cpp")
+    path.write_text(source)
+    compiler = ["nvcc", "-arch=sm_90a"] if track == "cuda" else ["g++", "-std=c++17", "-fopenmp", "-Wall", "-Werror"]
+    result = subprocess.run([*compiler, "-c", str(path), "-o", str(tmp_path / "s.o")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_type_is_generated_poisoned_and_judged_on_the_cpu_track(problem):
+    right = pipeline.grade(
+        problem, CPU_SOLUTION.replace("WRITE_K", "1").encode(), "typed.cpp", track="cpu", mode="test"
+    )
+    assert right.status == Status.ACCEPTED, right.message
+    wrong = pipeline.grade(
+        problem, CPU_SOLUTION.replace("WRITE_K", "0").encode(), "typed.cpp", track="cpu", mode="test"
+    )
+    assert wrong.status == Status.WRONG_ANSWER
+    assert "out_k: 1001 of 1001 elements wrong: 1001 never written, first at [0]" in wrong.message
+
+
+def test_the_in_process_harness_runs_every_type(problem, tmp_path):
+    """The container and the profiler run harness/runner.cpp: typed buffers, bit for bit the grader's inputs."""
+    runner = tmp_path / "runner"
+    shutil.copy(harness_build.build_runner("cpu"), runner)
+    runner.chmod(0o755)
+    library = tmp_path / "lib.so"
+    shim = tmp_path / "shim.cpp"
+    (tmp_path / "typed.cpp").write_text(CPU_SOLUTION.replace("WRITE_K", "1"))
+    from grader.build.compiler import shim_source
+
+    shim.write_text(shim_source(problem, "typed.cpp", "cpu"))
+    subprocess.run(["g++", "-O2", "-std=c++17", "-shared", "-fPIC", str(shim), "-o", str(library)], check=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    text = request.build(problem, "cpu", [request.Case("odd", problem.tests[1], "check", 0xABC)])
+    text = text.replace("library ./lib.so", f"library {library}").replace("outdir ./out", f"outdir {out}")
+    subprocess.run([str(runner)], input=text.encode(), check=True, capture_output=True)
+    got = check.read_call(problem, problem.tests[1], out, "odd.d1")
+    assert got is not None
+    assert [got[n].dtype for n in ("h", "b", "k", "out_b")] == [np.float16, np.uint16, np.int32, np.uint16]
+    expected = check.make_inputs(problem, problem.tests[1], 0xABC, 1)
+    for name in "ahbk":
+        assert check.first_difference(got[name], expected[name]) is None, name
+    reference = check.reference_outputs(problem, problem.tests[1], expected)
+    for name in ("out_h", "out_b", "out_k", "total"):
+        assert check.compare(got[name], reference[name], 1e-4, 1e-6).ok, name
+
+
+def test_poison_of_each_type_reads_as_never_written():
+    expected = torch.ones(3, dtype=torch.float64)
+    for token, bits in check.POISONS.items():
+        raw = np.full(3, bits, dtype=np.uint16 if token in ("f16", "bf16") else np.uint32)
+        got = raw.view(gen.NUMPY_DTYPES[token])
+        result = check.compare(got, expected, 0.0, 0.0)
+        assert result.unwritten == 3 and "3 never written, first at [0]" in result.message, token
+    right_poison = torch.full((2,), float(check.POISON_BITS), dtype=torch.float64)  # an int32 answer equal to it
+    assert check.compare(np.full(2, check.POISON_BITS, np.uint32).view(np.int32), right_poison, 0, 0).ok
+
+
+def test_bfloat16_and_half_outputs_are_compared_by_value():
+    expected = torch.tensor([1.0, -2.5, 3.0e-3], dtype=torch.float64)
+    half = expected.numpy().astype(np.float16)
+    assert check.compare(half, expected, 0.0, 1e-3).ok
+    bf16 = gen.bf16_bits_numpy(expected.numpy().astype(np.float32))
+    assert check.compare(bf16, expected, 0.0, 4e-3).ok
+    assert not check.compare(bf16, expected, 0.0, 1e-4).ok
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"h": {"low": -1e5, "high": 1.0}}, "exceed 65504"),
+        ({"k": {"low": 0.5, "high": 3}}, "whole numbers"),
+        ({"k": {"low": 0, "high": "N - 1"}}, "must be greater than low"),
+    ],
+)
+def test_bounds_a_type_cannot_hold_are_named(problem, tmp_path, change, message):
+    spec = SPEC.replace('  h: {low: -100.0, high: 100.0}\n  k: {low: -5, high: "N"}\n', "")
+    spec = spec.replace("inputs:\n", "inputs:\n" + textwrap.indent(_yaml(change), "  "))
+    (problem.folder / "problem.yaml").write_text(spec)
+    with pytest.raises(SpecError, match=message):
+        load_problem(problem.folder)
+
+
+def test_a_16_bit_problem_must_state_its_accumulation(problem):
+    (problem.folder / "problem.yaml").write_text(
+        "\n".join(line for line in SPEC.splitlines() if not line.startswith("accumulation"))
+    )
+    with pytest.raises(SpecError, match="accumulation"):
+        load_problem(problem.folder)
+
+
+def _yaml(change: dict) -> str:
+    import yaml
+
+    return yaml.safe_dump(change, default_flow_style=None)
