@@ -27,10 +27,12 @@ app = make_app()
 
 @app.command("list")
 def list_problems(as_json: bool = typer.Option(False, "--json", help="Print a JSON list.")):
-    """The problems, with difficulty and tags (a broken problem is named on stderr; the others are listed)."""
+    """The problems along the learning path, with difficulty and tags (a broken problem is named on stderr)."""
+    from grader.problems.order import ordered
     from grader.problems.spec import scan
 
     problems, errors = scan()
+    problems = ordered(problems)  # the learning path (problems/ORDER)
     for error in errors:
         output.warning(f"left out: {error}")
     if as_json:

@@ -15,14 +15,13 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 import grader
 from grader.cli import timing
 from grader.judge.status import Status
-from grader.problems import starter
+from grader.problems import order, starter
 from grader.problems.spec import TRACKS, Problem, load_all
 from grader.records import leaderboard, storage
 from grader.site import charts, text
 
 HERE = Path(__file__).resolve().parent
 RECENT = 50  # submissions listed on a problem page
-DIFFICULTY = ["easy", "medium", "hard"]
 
 
 def _time(us: float | None, unit: timing.Unit | None = None) -> str:
@@ -62,7 +61,7 @@ def _environment() -> Environment:
 def render_site(out: Path, db_url: str | None = None) -> list[Path]:
     """Write the whole site under `out`; returns the pages written."""
     env = _environment()
-    problems = {p.slug: p for p in sorted(load_all(), key=lambda p: (DIFFICULTY.index(p.difficulty), p.title))}
+    problems = {p.slug: p for p in order.ordered(load_all())}  # the learning path (problems/ORDER)
     boards = {slug: leaderboard.boards(slug, db_url=db_url) for slug in problems}
     everything = storage.list_submissions(db_url=db_url)
     pages: dict[Path, str] = {}
