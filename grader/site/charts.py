@@ -1,4 +1,5 @@
-"""Charts for the site as inline SVG, drawn with matplotlib (no pyplot state, no JavaScript).
+"""Charts for the site as inline SVG, drawn with matplotlib (no pyplot state, no JavaScript): leaderboards,
+benchmark medians, and a submission's roofline (grader/perf/roofline.py's ceilings, recovered from its results).
 
 Text and axes are drawn in `currentColor`, so a chart follows the page's light or dark colours.
 """
@@ -14,11 +15,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from grader.judge.verdict import BenchmarkResult
+from grader.perf import roofline
 from grader.records.leaderboard import Board
 
 INK = "#010203"  # drawn, then replaced by currentColor in the SVG text
 KIND_COLOURS = {"user": "#3b82f6", "reference": "#8b5cf6", "baseline": "#f59e0b"}
 FLOOR_COLOUR = "#ef4444"
+ROOF_COLOURS = {"copy": "#10b981", "fp32": "#ef4444", "sgemm": "#8b5cf6"}
 MAX_BARS = 20
 
 
@@ -105,3 +108,59 @@ def benchmarks_svg(benchmarks: list[BenchmarkResult], key: str) -> str:
     axes.set_xlim(min(positive) / 2, max(positive) * 2)
     axes.set_xlabel("median time (log scale); whiskers from first to third quartile", color=INK, fontsize=11)
     return _svg(figure, f"bench-{key}", "benchmark medians against the physical floor")
+
+
+def roofline_svg(benchmarks: list[BenchmarkResult], key: str) -> str:
+    """The device's measured roofline (copy bandwidth; FP32 FMA and SGEMM rates) with each benchmark as a point at
+    its arithmetic intensity (problem FLOPs / bytes) and achieved GFLOP/s; '' where no ceiling is known."""
+    points = [b for b in benchmarks if b.gbps > 0 and b.gflops > 0]
+    found = [roofline.ceilings_from_result(b.gflops, b.gbps, b.fraction_of_peak) for b in points]
+    copy = next((c.copy_bytes_s for c in found if c.copy_bytes_s), None)
+    roofs = {
+        "fp32": next((c.fp32_flops_s for c in found if c.fp32_flops_s), None),
+        "sgemm": next((c.sgemm_flops_s for c in found if c.sgemm_flops_s), None),
+    }
+    if not points or not copy:
+        return ""
+    intensities = [b.gflops / b.gbps for b in points]
+    low, high = min(intensities) / 8, max(max(intensities) * 8, 64.0)
+    figure = Figure(figsize=(8, 4.6))
+    axes = figure.add_subplot()
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    xs = [low * (high / low) ** (i / 200) for i in range(201)]
+    rates = [r for r in roofs.values() if r]
+    top = max(rates) if rates else copy * high
+    slope = [x for x in xs if copy * x <= top] + ([top / copy] if top / copy < high else [])
+    axes.plot(
+        slope,
+        [copy * x / 1e9 for x in slope],
+        color=ROOF_COLOURS["copy"],
+        linewidth=2,
+        linestyle="--",
+        label=f"copy {copy / 1e9:,.0f} GB/s",
+    )
+    for name, rate in roofs.items():
+        if rate and not (name == "sgemm" and roofs["fp32"] and abs(rate / roofs["fp32"] - 1) < 0.02):
+            label = {"fp32": "FP32 FMA", "sgemm": "cuBLAS SGEMM"}[name] + f" {rate / 1e12:,.1f} TFLOP/s"
+            flat = [x for x in xs if copy * x >= rate] or [high]
+            axes.plot(
+                [rate / copy, *flat], [rate / 1e9] * (len(flat) + 1), color=ROOF_COLOURS[name], linewidth=2, label=label
+            )
+    axes.scatter(intensities, [b.gflops for b in points], color=KIND_COLOURS["user"], s=60, zorder=3)
+    for i, (b, x) in enumerate(zip(points, intensities)):
+        sol = roofline.sol_from_fractions(b.fraction_of_peak)
+        text = f"{b.name}" + (f" ({100 * sol:.1f}% SOL)" if sol is not None else "")
+        # labels stack downwards, so points at one intensity (one problem, other sizes) keep readable names
+        axes.annotate(text, (x, b.gflops), textcoords="offset points", xytext=(10, -4 - 15 * i), color=INK, fontsize=10)
+    axes.set_xlim(low, high)
+    axes.set_ylim(min(b.gflops for b in points) / 8, top / 1e9 * 2)
+    axes.tick_params(which="both", colors=INK, labelcolor=INK, labelsize=10)
+    for side, spine in axes.spines.items():
+        spine.set_color(INK)
+        spine.set_visible(side in ("left", "bottom"))
+    axes.grid(which="major", color=INK, alpha=0.15)
+    axes.set_xlabel("arithmetic intensity: problem FLOPs per byte (log)", color=INK, fontsize=11)
+    axes.set_ylabel("achieved GFLOP/s (log)", color=INK, fontsize=11)
+    _legend(axes)
+    return _svg(figure, f"roofline-{key}", "roofline: the device's measured ceilings and each benchmark")

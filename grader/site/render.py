@@ -15,8 +15,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 import grader
 from grader.cli import timing
 from grader.judge.status import Status
+from grader.perf import roofline
 from grader.problems import order, starter
 from grader.problems.spec import TRACKS, Problem, load_all
+from grader.profile.model import Profile
 from grader.records import leaderboard, storage
 from grader.site import charts, text
 
@@ -48,6 +50,7 @@ def _environment() -> Environment:
         sizes=lambda sizes: ", ".join(f"{k}={v:,}" for k, v in sizes.items()),
         slug=lambda name: re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"),
         scored=timing.with_score_in,
+        sol=roofline.sol_from_fractions,
     )
     env.globals.update(
         unit_for=timing.unit_for,
@@ -63,6 +66,7 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
     env = _environment()
     problems = {p.slug: p for p in order.ordered(load_all())}  # the learning path (problems/ORDER)
     boards = {slug: leaderboard.boards(slug, db_url=db_url) for slug in problems}
+    sol_boards = {slug: leaderboard.boards(slug, db_url=db_url, by="sol") for slug in problems}
     everything = storage.list_submissions(db_url=db_url)
     pages: dict[Path, str] = {}
 
@@ -85,7 +89,7 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
     env.globals["doubts"] = {s.verdict.submission_id: timing.doubts(s.verdict) for s in stored}
     for slug, problem in problems.items():
         pages[Path("problems", f"{slug}.html")] = _problem_page(
-            env, problem, boards[slug], [s for s in everything if s.problem == slug][:RECENT]
+            env, problem, boards[slug], [s for s in everything if s.problem == slug][:RECENT], sol_boards[slug]
         )
     for one in stored:
         pages[Path("submissions", f"{one.verdict.submission_id}.html")] = _submission_page(
@@ -103,7 +107,11 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
 
 
 def _problem_page(
-    env: Environment, problem: Problem, boards: list[leaderboard.Board], recent: list[storage.Summary]
+    env: Environment,
+    problem: Problem,
+    boards: list[leaderboard.Board],
+    recent: list[storage.Summary],
+    sol_boards: list[leaderboard.Board],
 ) -> str:
     path = problem.statement_path
     statement = path.read_text() if path.is_file() else "*This problem has no statement yet.*"
@@ -125,6 +133,7 @@ def _problem_page(
         ],
         boards=boards,
         board_charts=[charts.leaderboard_svg(b) for b in boards],
+        sol_boards=sol_boards,
         submissions=recent,
     )
 
@@ -137,5 +146,17 @@ def _submission_page(env: Environment, stored: storage.Stored, problem: Problem 
         stored=stored,
         problem=problem,
         chart=chart,
+        roofline=charts.roofline_svg(verdict.benchmarks, verdict.submission_id),
+        profile=_profile(verdict.profile),
         source=text.code(stored.source, "cuda" if verdict.track == "cuda" else "cpp", line_numbers=True),
     )
+
+
+def _profile(stored: dict | None) -> Profile | None:
+    """A stored profile as the model (docs/profile.schema.json); one that does not fit it is not shown."""
+    if not stored:
+        return None
+    try:
+        return Profile.model_validate(stored)
+    except ValueError:
+        return None
