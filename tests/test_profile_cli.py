@@ -126,3 +126,54 @@ def test_an_unknown_benchmark_is_a_usage_error(tmp_path):
     result = runner.invoke(app, ["profile", "softmax", str(NAIVE), "--benchmark", "nope"], env=_answering(tmp_path))
     assert result.exit_code == 2
     assert "square_8k" in result.output
+
+
+def test_a_saved_profile_is_shown_again_and_the_run_exported(tmp_path):
+    exported = tmp_path / "run"
+    result = runner.invoke(
+        app,
+        ["profile", "softmax", str(NAIVE), "--unsandboxed", "--json", "--export-run", str(exported)],
+        env=_answering(tmp_path),
+    )
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in exported.iterdir()} >= {"runner", "lib.so", "request.txt", "raw.csv", "ncu.log"}
+    assert "case square_8k check" in (exported / "request.txt").read_text()
+    saved = tmp_path / "naive.json"
+    saved.write_text(result.stdout)
+    shown = runner.invoke(app, ["profile", "--show", str(saved)], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "softmax_naive" in shown.output and "advice:" in shown.output
+    bad = runner.invoke(app, ["profile", "--show", str(exported / "request.txt")])
+    assert bad.exit_code == 2
+
+
+def test_submit_profile_keeps_the_profile_and_retries_a_reference_outside_the_sandbox(monkeypatch, capsys):
+    from verdicts import verdict
+
+    from grader.cli import grading
+    from grader.perf.ceilings import Ceilings
+    from grader.problems.spec import load_problem
+    from grader.profile import session
+
+    problem = load_problem("softmax")
+    recorded = session.from_csv(
+        problem, session.benchmark(problem, None), FIXTURE.read_text(), Ceilings(3e12, 5e13, 5e13, None, None, "t")
+    )
+    calls = []
+
+    def refused_in_the_sandbox(spec, source, filename, *, unsandboxed=False, **_):
+        calls.append(unsandboxed)
+        if not unsandboxed:
+            raise session.ProfileError("ncu could not talk to the profiled process")
+        return recorded
+
+    monkeypatch.setattr(session, "profile_submission", refused_in_the_sandbox)
+    accepted = verdict("ref:01_naive.cu", [100.0, 200.0])
+    grading._attach_profile(problem, NAIVE.read_bytes(), NAIVE, accepted, quiet=True)
+    assert calls == [False, True]
+    assert accepted.profile is not None and accepted.profile["kernels"][0]["name"].startswith("softmax_naive")
+    assert "profiling it again outside the sandbox" in capsys.readouterr().err
+
+    calls.clear()
+    mine = verdict("ann", [100.0, 200.0])
+    grading._attach_profile(problem, NAIVE.read_bytes(), Path("/elsewhere/mine.cu"), mine, quiet=True)
+    assert calls == [False] and mine.profile is None  # not a reference: never outside the sandbox

@@ -83,8 +83,9 @@ def print_profile(profile: Profile) -> None:
     output.console.print(output.fitted_table(columns, rows, title=title, caption=caption))
     for sentence in profile.advice:
         output.console.print(Text.assemble(("advice: ", "bold"), sentence))
+    said = " ".join(profile.advice)
     for k in profile.kernels:
-        for sentence in k.advice[1:] if k.advice and k.advice[0] in " ".join(profile.advice) else k.advice:
+        for sentence in (s for s in k.advice if s not in said):  # what the headline did not already say
             output.console.print(Text.assemble((f"{k.name.split('(', 1)[0]}: ", "dim"), sentence))
     if profile.raw_report:
         output.console.print(
@@ -106,12 +107,24 @@ def profile_command(
         False, "--unsandboxed", help="Run ncu outside the sandbox: reference solutions (solutions/<slug>/) only."
     ),
     schema: bool = typer.Option(False, "--schema", help="Print the JSON schema of --json's output and exit."),
+    show: Path | None = typer.Option(
+        None, "--show", metavar="JSON", help="Print a profile saved with --json as the table, and exit."
+    ),
+    export_run: Path | None = typer.Option(
+        None,
+        "--export-run",
+        metavar="DIR",
+        help="Also write the harness, the library, the request and ncu's CSV here (to rerun ncu by hand).",
+    ),
 ):
     """Profile one call of a benchmark with Nsight Compute: per-kernel figures, roofline, advice."""
     if schema:
         from grader.profile.model import schema_text
 
         output.plain(schema_text().rstrip("\n"))
+        return
+    if show is not None:
+        _show(show)
         return
     if problem is None:
         raise output.usage_error("missing PROBLEM: the problem whose benchmark to profile")
@@ -131,12 +144,24 @@ def profile_command(
     try:
         if as_json:
             result = session.profile_submission(
-                spec, path.read_bytes(), path.name, benchmark_name=benchmark, raw=raw, unsandboxed=unsandboxed
+                spec,
+                path.read_bytes(),
+                path.name,
+                benchmark_name=benchmark,
+                raw=raw,
+                unsandboxed=unsandboxed,
+                export_dir=export_run,
             )
         else:
             with output.console.status(f"profiling {path.name} under Nsight Compute"):
                 result = session.profile_submission(
-                    spec, path.read_bytes(), path.name, benchmark_name=benchmark, raw=raw, unsandboxed=unsandboxed
+                    spec,
+                    path.read_bytes(),
+                    path.name,
+                    benchmark_name=benchmark,
+                    raw=raw,
+                    unsandboxed=unsandboxed,
+                    export_dir=export_run,
                 )
     except session.ProfileError as error:
         if as_json:
@@ -147,6 +172,17 @@ def profile_command(
         output.print_json(json.loads(result.model_dump_json()))
         return
     print_profile(result)
+
+
+def _show(path: Path) -> None:
+    from pydantic import ValidationError
+
+    from grader.profile.model import Profile
+
+    try:
+        print_profile(Profile.model_validate_json(path.read_text()))
+    except (OSError, ValidationError) as error:
+        raise output.usage_error(f"{path} is not a profile saved with grader profile --json: {error}")
 
 
 def _file(spec, file: Path | None, reference: bool) -> Path:

@@ -71,8 +71,12 @@ def one_call(
     seed: int,
     keep_report: Path | None = None,
     unsandboxed: bool = False,
+    export_dir: Path | None = None,
 ) -> Capture:
-    """Profile one call of `size_set` of the compiled `library` under ncu (ProfileError if ncu is missing)."""
+    """Profile one call of `size_set` of the compiled `library` under ncu (ProfileError if ncu is missing).
+
+    `export_dir` receives what the run used and made (runner, lib.so, request.txt, raw.csv, ncu.log), so that
+    ncu can be run on the same binary by hand, outside kerneljudge, and the two compared."""
     ncu_path = ncu.require()
     runner = compiler.build_runner("cuda")
     uid = None if unsandboxed else sandbox.sandbox_uid()
@@ -88,6 +92,12 @@ def one_call(
         env = {"LD_LIBRARY_PATH": tools.cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")}
         argv = ["sh", "-c", script(ncu_path)]
         stdin = request_text(problem, size_set, seed).encode()
+        if export_dir is not None:
+            export_dir.mkdir(parents=True, exist_ok=True)
+            for name in ("runner", "lib.so"):
+                shutil.copyfile(workdir / name, export_dir / name)
+                (export_dir / name).chmod(0o755)
+            (export_dir / "request.txt").write_bytes(stdin)
         started = time.monotonic()
         if unsandboxed:
             returncode, printed = _direct(argv, workdir, stdin, env)
@@ -105,7 +115,11 @@ def one_call(
             keep_report.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(report, keep_report, follow_symlinks=False)
             kept = keep_report
-        return Capture(_read(workdir / CSV, MAX_CSV_BYTES), log, returncode, wall_s, kept)
+        csv_text = _read(workdir / CSV, MAX_CSV_BYTES)
+        if export_dir is not None:
+            (export_dir / CSV).write_text(csv_text)
+            (export_dir / LOG).write_text(log)
+        return Capture(csv_text, log, returncode, wall_s, kept)
     finally:
         sandbox.remove_workdir(workdir)
 

@@ -57,6 +57,7 @@ def profile_submission(
     benchmark_name: str | None = None,
     raw: Path | None = None,
     unsandboxed: bool = False,
+    export_dir: Path | None = None,
 ) -> Profile:
     size_set = benchmark(problem, benchmark_name)
     tools = detect()
@@ -67,7 +68,13 @@ def profile_submission(
     if build.refused:
         raise ProfileError(build.refused)
     got = capture.one_call(
-        problem, build.library, size_set, seed=secrets.randbits(64), keep_report=raw, unsandboxed=unsandboxed
+        problem,
+        build.library,
+        size_set,
+        seed=secrets.randbits(64),
+        keep_report=raw,
+        unsandboxed=unsandboxed,
+        export_dir=export_dir,
     )
     quoted = ncu.error_lines(got.log)
     failed = ncu.diagnose(got.log, got.returncode) + (f"\nncu said:\n{quoted}" if quoted else "")
