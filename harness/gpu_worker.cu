@@ -3,8 +3,8 @@
 //
 // It runs in the sandbox. It starts CUDA, maps the device memory the supervisor exported to it (a file
 // descriptor received once with MAP: CUDA's virtual-memory API, which works across the sandbox's PID namespace
-// where the legacy IPC handles do not), and answers EMPTY calls with one empty kernel while the supervisor
-// calibrates its clock: no submission code exists in this process yet. On LOAD it installs its seccomp filter
+// where the legacy IPC handles do not), and answers EMPTY calls with a kernel that reads the inputs and writes
+// the outputs while the supervisor calibrates its clock: no submission code exists in this process yet. On LOAD it installs its seccomp filter
 // (seccomp.h), loads the compiled submission and says LOADED; from then on it only answers: for each CALL it
 // calls `kerneljudge_entry` once per set on the buffers named, between two CUDA events on the stream it calls
 // on, waits for the whole device, and answers DONE with the events' times. It holds no seed, key, record or
@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,9 +88,29 @@ char* map_region(int fd, size_t bytes) {
     return reinterpret_cast<char*>(base);
 }
 
-__global__ void empty_kernel() {}
+// The calibration's stand-in for a submission: reads every input word and writes every output word of the
+// buffers named, so the supervisor measures its interval's overhead around real memory traffic.
+__global__ void touch_kernel(uint32_t* p, size_t words, bool write, uint32_t* sink) {
+    uint32_t acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x) {
+        if (write)
+            p[i] = 0;
+        else
+            acc ^= p[i];
+    }
+    if (acc == 0x7eadbeef) *sink = acc;  // practically never: keeps the loads
+}
 
 cudaEvent_t g_start, g_returned, g_idle;
+uint32_t* g_sink = nullptr;
+
+// Every set's buffers lie inside the region, in order.
+bool valid(const kjp::Go& go, size_t bytes) {
+    if (go.sets == 0 || go.set_stride > bytes || go.sets > bytes / std::max<uint64_t>(go.set_stride, 1)) return false;
+    for (uint32_t j = 0; j < go.buffers; ++j)
+        if (go.offsets[j] >= go.set_stride || (j > 0 && go.offsets[j] < go.offsets[j - 1])) return false;
+    return true;
+}
 
 // Events on the stream the submission is called on (the legacy default stream) around `work`; then the whole
 // device is synchronised and a third event measures how long work outlived the call (side streams).
@@ -115,6 +137,7 @@ int main(int argc, char** argv) {
     check(cudaSetDevice(0), "device start");
     check(cudaFree(nullptr), "device start");
     for (cudaEvent_t* e : {&g_start, &g_returned, &g_idle}) check(cudaEventCreate(e), "creating events");
+    check(cudaMalloc(&g_sink, sizeof(uint32_t)), "device start");
 
     int fd = -1;
     kjp::Go go = receive(&fd);
@@ -139,13 +162,18 @@ int main(int argc, char** argv) {
             if (!entry) fail("the submission has no kerneljudge_entry");
             reply(kjp::LOADED, 0);
         } else if (go.kind == kjp::EMPTY) {
-            timed_reply(go.call, [] { empty_kernel<<<1, 1>>>(); });
+            if (go.buffers > (uint32_t)kjp::MAX_BUFFERS || !valid(go, bytes)) fail("malformed call");
+            timed_reply(go.call, [&] {
+                for (uint32_t s = 0; s < go.sets; ++s)
+                    for (uint32_t j = 0; j < go.buffers; ++j) {
+                        const size_t end = j + 1 < go.buffers ? go.offsets[j + 1] : go.set_stride;
+                        touch_kernel<<<1024, 256>>>((uint32_t*)(region + go.offsets[j] + s * go.set_stride),
+                                                    (end - go.offsets[j]) / 4, (go.outputs >> j) & 1, g_sink);
+                    }
+            });
         } else if (go.kind == kjp::CALL && entry) {
-            if (go.buffers > (uint32_t)kjp::MAX_BUFFERS || go.ints > (uint32_t)kjp::MAX_INTS || go.sets == 0)
+            if (go.buffers > (uint32_t)kjp::MAX_BUFFERS || go.ints > (uint32_t)kjp::MAX_INTS || !valid(go, bytes))
                 fail("malformed call");
-            for (uint32_t s = 0; s < go.sets; ++s)
-                for (uint32_t j = 0; j < go.buffers; ++j)
-                    if (go.offsets[j] + s * go.set_stride >= bytes) fail("a buffer outside the shared memory");
             timed_reply(go.call, [&] {
                 for (uint32_t s = 0; s < go.sets; ++s) {
                     for (uint32_t j = 0; j < go.buffers; ++j) pointers[j] = region + go.offsets[j] + s * go.set_stride;

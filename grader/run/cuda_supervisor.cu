@@ -17,8 +17,9 @@
 //      between calls (a kernel that never ends, watching for the next inputs), is inside this interval, or it
 //      is not in the snapshot, which is what the audits check;
 //   3. believes the worker's own CUDA-event time of the call (precise, and what ncu sees) only if it is at least
-//      the supervisor's interval less that interval's calibrated overhead (the same steps around an empty
-//      kernel, measured before any submission code was loaded), less a slack from the calibration's spread.
+//      the supervisor's interval less that interval's calibrated overhead (the same steps around a kernel of
+//      the worker's own that reads the inputs and writes the outputs, measured before any submission code was
+//      loaded: interval minus its event time), less a slack from the calibration's spread.
 //      A smaller claim is replaced by that lower bound: a forged timer gains at most the slack.
 // Audits are picked with getrandom() after the call; every record is written into the trusted folder.
 //
@@ -195,7 +196,10 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
     go.magic = kjp::MAGIC, go.kind = kind, go.call = index;
     go.buffers = (uint32_t)c.buffers.size(), go.ints = (uint32_t)c.ints.size();
     go.sets = (uint32_t)sets, go.set_stride = c.set_bytes;
-    for (size_t j = 0; j < c.buffers.size(); ++j) go.offsets[j] = c.buffers[j].offset;
+    for (size_t j = 0; j < c.buffers.size(); ++j) {
+        go.offsets[j] = c.buffers[j].offset;
+        go.outputs |= c.buffers[j].is_input ? 0u : 1u << j;
+    }
     for (size_t j = 0; j < c.ints.size(); ++j) go.values[j] = c.ints[j];
     Fate fate = nothing_pending();
     if (fate != Fate::OK) return fate;
@@ -215,10 +219,10 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
 // --- the calibration: the same steps around an empty kernel, before the submission is loaded -----------------
 
 struct Calibration {
-    double overhead_ms = 0;  // median interval of an empty call with one set
+    double overhead_ms = 0;  // median of (interval - the worker's event time) over calibration calls, one set
     double per_set_ms = 0;   // each further set of a batch: making its inputs and copying its outputs
     double slack_ms = 0;     // how far below the bound an honest claim may fall (the calibration's spread)
-    double empty_call_ms = 0, empty_tail_ms = 0;  // the worker's events around the empty kernel
+    double empty_call_ms = 0, empty_tail_ms = 0;  // the worker's events around an empty launch
 };
 
 double percentile(std::vector<double> v, double q) {
@@ -226,14 +230,30 @@ double percentile(std::vector<double> v, double q) {
     return v[(size_t)std::lround(q * (v.size() - 1))];
 }
 
+// The worker's events around nothing: the launch-and-record overhead reported with each benchmark.
+Fate empty_call(kjp::Reply* reply) {
+    kjp::Go go{};
+    go.magic = kjp::MAGIC, go.kind = kjp::EMPTY, go.sets = 1, go.set_stride = ALIGN;
+    thaw();
+    send_go(go);
+    Fate fate = receive(kjp::DONE, 0, reply);
+    Fate frozen = freeze();
+    return fate != Fate::OK ? fate : frozen;
+}
+
+// The worker, still free of submission code, runs a kernel that reads every input and writes every output of
+// one set: its event time is true, so the interval's overhead is what the supervisor's clock saw beyond it.
 Fate calibrate(const Case& c, Calibration* cal) {
-    std::vector<double> walls, calls, tails, sets_cost;
+    std::vector<double> overheads, calls, tails, sets_cost;
     const uint64_t unused = ~uint64_t(0) - CALIBRATION_CALLS;  // inputs no call of the case will ever get
     for (int i = 0; i < CALIBRATION_CALLS; ++i) {
         Call one;
         Fate fate = call(c, kjp::EMPTY, unused + i, 1, true, &one);
         if (fate != Fate::OK) return fate;
-        walls.push_back(one.wall_ms), calls.push_back(one.reply.call_ms), tails.push_back(one.reply.tail_ms);
+        overheads.push_back(one.wall_ms - one.reply.call_ms);
+        kjp::Reply empty{};
+        if ((fate = empty_call(&empty)) != Fate::OK) return fate;
+        calls.push_back(empty.call_ms), tails.push_back(empty.tail_ms);
     }
     const int sets = std::min(sets_of(c), 8);
     for (int i = 0; sets > 1 && i < 5; ++i) {
@@ -246,9 +266,9 @@ Fate calibrate(const Case& c, Calibration* cal) {
         snapshot(c, 1, true);
         sets_cost.push_back(std::max(0.0, (many - (now_ms() - one_start)) / (sets - 1)));
     }
-    cal->overhead_ms = median_of(walls);
+    cal->overhead_ms = median_of(overheads);
     cal->per_set_ms = sets_cost.empty() ? 0 : median_of(sets_cost);
-    cal->slack_ms = std::max(MIN_SLACK_MS, 2 * (percentile(walls, 0.75) - percentile(walls, 0.25)));
+    cal->slack_ms = std::max(MIN_SLACK_MS, 3 * (percentile(overheads, 0.75) - percentile(overheads, 0.25)));
     cal->empty_call_ms = median_of(calls), cal->empty_tail_ms = median_of(tails);
     return Fate::OK;
 }
@@ -287,6 +307,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     int audits_left = std::max(1, c.audits), clamped = 0, batch = 1;
     std::vector<uint64_t> audited;
     std::vector<std::string> lines;
+    std::string bounds = "call claimed_ms bound_ms interval_ms\n";  // for the record: how close each claim came
     auto one_call = [&](bool final_call, double* ms, double* tail) {
         Call one;
         Fate fate = call(c, kjp::CALL, index, batch, true, &one);
@@ -296,6 +317,10 @@ Fate run_bench(const Case& c, const Calibration& cal) {
         const bool believed = std::isfinite(claimed) && claimed > 0 && claimed >= bound - cal.slack_ms / batch;
         *ms = believed ? claimed : std::max(bound, 1e-6);
         clamped += !believed;
+        char line[160];
+        std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f", (unsigned long long)index, claimed, bound,
+                      one.wall_ms);
+        bounds += std::string(line) + "\n";
         *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms) : 0;
         if (final_call || (audits_left > 1 && random64() % 3 == 0)) {
             const int set = final_call ? batch - 1 : (int)(random64() % batch);
@@ -350,6 +375,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     std::string text = std::string(header) + "\n";
     for (const std::string& line : lines) text += line + "\n";
     write_file(c.name + ".times", text.data(), text.size(), false);
+    write_file(c.name + ".bound", bounds.data(), bounds.size(), false);
     std::string list;
     for (uint64_t a : audited) list += std::to_string(a) + "\n";
     write_file(c.name + ".audits", list.data(), list.size(), false);

@@ -20,7 +20,7 @@ constexpr int MAX_INTS = 16;
 enum Kind : uint32_t {
     LOADED = 1,  // worker -> supervisor: the submission is loaded and kerneljudge_entry was found
     CALL = 2,    // supervisor -> worker: call kerneljudge_entry once per set on the buffers named
-    EMPTY = 3,   // supervisor -> worker: answer DONE at once (on the CUDA track: after one empty kernel)
+    EMPTY = 3,   // supervisor -> worker: answer DONE at once (CUDA: after the calibration kernel over the buffers)
     DONE = 4,    // worker -> supervisor: the call returned
     EXIT = 5,    // supervisor -> worker: leave now, status 0
     MAP = 6,     // supervisor -> worker (CUDA): map the device memory whose fd comes with this message
@@ -35,7 +35,7 @@ struct Go {
     uint64_t offsets[MAX_BUFFERS];  // bytes from the start of the shared region (of set 0)
     int32_t values[MAX_INTS];       // the size arguments, in signature order
     uint32_t sets;                  // CUDA: calls in this timed batch, set s at offsets + s * set_stride
-    uint32_t reserved;
+    uint32_t outputs;               // CUDA, EMPTY: bit j set if buffer j is an output (the calibration kernel)
     uint64_t set_stride;  // CUDA: bytes between two sets; MAP: the region's size
 };
 
