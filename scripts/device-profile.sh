@@ -65,7 +65,7 @@ compare() {
 import json, sys
 from grader.profile import parse
 profile = json.load(open(sys.argv[1]))
-direct = [l for l in parse.launches(open(sys.argv[2]).read()) if not l.from_harness]
+direct = parse.submissions(parse.launches(open(sys.argv[2]).read()))
 print(f"{'kernel':40} {'kj us':>10} {'ncu us':>10} {'ratio':>7} {'kj mem%':>8} {'ncu mem%':>8} {'kj DRAM GB/s':>12} {'ncu DRAM GB/s':>13}")
 for mine, theirs in zip(profile["kernels"], direct):
     d = (theirs.get("gpu__time_duration.sum") or 0) * 1e6

@@ -57,7 +57,21 @@ def test_the_harness_kernels_are_left_out_by_name():
     assert profile.harness_kernels_left_out == 2
     assert [k.name.split("(")[0] for k in profile.kernels] == ["softmax_naive"]
     assert parse.is_harness_kernel("kj::read_flush_kernel(const int4 *, unsigned long, int *)")
-    assert not parse.is_harness_kernel("my_uniform_kernel_v2(float *)")
+    assert not parse.is_harness_kernel("my_fill_kernel_v2(float *)")
+
+
+def test_a_submission_kernel_named_like_the_harness_is_kept():
+    def launch(i: int, name: str) -> parse.Launch:
+        return parse.Launch(id=i, name=name)
+
+    launched = [
+        launch(0, "fill_kernel(void *, unsigned long)"),  # unqualified, before solve: the harness's
+        launch(1, "poison_kernel(void *, unsigned long)"),
+        launch(2, "my_softmax(const float *, float *)"),
+        launch(3, "fill_kernel(float *, int)"),  # after the submission's first launch: its own
+        launch(4, "kj::poison_kernel(void *, unsigned long, kjg::Dtype)"),  # qualified: always the harness's
+    ]
+    assert [x.id for x in parse.submissions(launched)] == [2, 3]
 
 
 def test_a_csv_without_a_header_is_a_report_error():

@@ -15,8 +15,9 @@ import io
 import re
 from dataclasses import dataclass, field
 
-HARNESS_KERNELS = ("uniform_kernel", "poison_kernel", "read_flush_kernel")
+HARNESS_KERNELS = ("fill_kernel", "uniform_kernel", "poison_kernel", "read_flush_kernel")  # harness/platform.h
 _HARNESS = re.compile(r"(?:^|::)(?:" + "|".join(HARNESS_KERNELS) + r")\s*(?:\(|<|$)")
+_QUALIFIED = re.compile(r"^kj::(?:\(anonymous namespace\)::)?(?:" + "|".join(HARNESS_KERNELS) + r")\b")
 _INFO_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream")
 _PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "m": 1e-3, "u": 1e-6, "n": 1e-9, "p": 1e-12}
 _BASE_WORDS = ("byte", "second", "cycle", "hz", "inst", "sector", "request", "warp", "thread", "block")
@@ -43,11 +44,26 @@ class Launch:
 
     @property
     def from_harness(self) -> bool:
-        return is_harness_kernel(self.name)
+        """Named as a harness kernel in the harness's namespace (kj::); see `submissions` for unqualified names."""
+        return bool(_QUALIFIED.search(self.name))
 
 
 def is_harness_kernel(name: str) -> bool:
+    """A harness kernel's name, qualified or not (a submission may name its own kernel fill_kernel)."""
     return bool(_HARNESS.search(name))
+
+
+def submissions(launched: list[Launch]) -> list[Launch]:
+    """The submission's launches: all but the harness's, which are those in its namespace (kj::) and, where ncu
+    printed names without it, those named like the harness's before the submission's first launch (the harness
+    fills and poisons every buffer, then calls solve; a check-mode call launches nothing of its own after it)."""
+    ours, started = [], False
+    for launch in launched:
+        if launch.from_harness or (not started and is_harness_kernel(launch.name)):
+            continue
+        started = True
+        ours.append(launch)
+    return ours
 
 
 def scale(unit: str) -> float:

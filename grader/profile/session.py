@@ -86,7 +86,7 @@ def profile_submission(
         launched = parse.launches(got.csv)
     except parse.ReportError as error:
         raise ProfileError(f"ncu's CSV could not be read: {error}")
-    if got.returncode != 0 and not any(not launch.from_harness for launch in launched):
+    if got.returncode != 0 and not parse.submissions(launched):
         raise ProfileError(failed)
     result = summary.profile(
         problem.slug,

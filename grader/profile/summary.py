@@ -13,7 +13,7 @@ import re
 
 from grader.perf import roofline
 from grader.perf.ceilings import Ceilings
-from grader.profile import advice
+from grader.profile import advice, parse
 from grader.profile.model import CallTotals, Ceiling, KernelProfile, Occupancy, Profile, Stall
 from grader.profile.parse import Launch
 
@@ -169,7 +169,7 @@ def profile(
     **facts,
 ) -> Profile:
     """The Profile of one call: `launched` is every launch ncu saw; the harness's own are counted and left out."""
-    ours = [launch for launch in launched if not launch.from_harness]
+    ours = parse.submissions(launched)
     kernels = [kernel(launch, ceilings) for launch in ours]
     flops, nbytes = work
     seconds = sum(k.duration_us or 0.0 for k in kernels) * 1e-6
