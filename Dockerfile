@@ -4,6 +4,8 @@
 #   make docker                                   the real image: CUDA 13 devel base, PyTorch (CUDA build) from PyPI
 #   make docker-local                             the same Dockerfile on a Debian base made here by debootstrap
 #                                                 (no registry needed; CPU track only: bookworm has no nvcc)
+#   make docker-cuda-local                        the local base with CUDA's compiler, headers and runtime from
+#                                                 NVIDIA's wheels on PyPI (CUDA_SOURCE=pypi): the CUDA track, no registry
 #
 # Build arguments:
 #   BASE_IMAGE   an image with apt (Debian or Ubuntu); the default matches nvcc 13. Both stages use it, so the venv's
@@ -15,10 +17,12 @@
 #   WHEELS_URL   a folder of wheels pip may take from (--find-links), e.g. one served on loopback to a
 #                `docker build --network host`; empty: none.
 #   PIP_CERT_URL a CA bundle pip trusts in the build stage (for a TLS-inspecting proxy); empty: the base's own.
+#   CUDA_SOURCE  base: the base image brings CUDA (the official image); pypi: nvcc, its headers and the CUDA runtime
+#                come from NVIDIA's wheels on PyPI (CUDA_WHEELS), laid out as a toolkit at CUDA_PREFIX.
 ARG BASE_IMAGE=nvidia/cuda:13.0.1-devel-ubuntu24.04
 
-# ---- build: a venv with PyTorch and the project's dependencies ------------------------------------------------
-FROM ${BASE_IMAGE} AS build
+# ---- pip: the base with python3, a venv and pip's configuration ----------------------------------------------
+FROM ${BASE_IMAGE} AS pip
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
@@ -33,6 +37,27 @@ RUN if [ -n "$PIP_CERT_URL" ]; then \
       python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], "/opt/build-ca.pem")' "$PIP_CERT_URL" \
       && printf '[global]\ncert = /opt/build-ca.pem\n' > /etc/pip.conf; \
     fi
+
+# ---- cuda: with CUDA_SOURCE=pypi, CUDA's compiler and runtime from NVIDIA's wheels, as a toolkit under /opt/cuda ------
+# The wheels' tree (bin, include, lib, nvvm) is the toolkit's; nvcc.profile looks for lib64 and targets/<arch>, which
+# become links, and the linker for libcudart.so. The versions match nvcc 13.0 (V13.0.88) and the driver's CUDA 13.
+FROM pip AS cuda
+ARG CUDA_SOURCE=base
+ARG CUDA_WHEELS="nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-cccl==13.0.85 nvidia-cuda-runtime==13.0.96"
+ARG CUDA_PREFIX=/usr/local/cuda-13.0
+ARG WHEELS_URL=
+RUN mkdir -p /opt/cuda && if [ "$CUDA_SOURCE" = pypi ]; then \
+      pip install --no-deps --only-binary=:all: --target /tmp/cuda-wheels ${WHEELS_URL:+--find-links "$WHEELS_URL"} $CUDA_WHEELS \
+      && mkdir -p "/opt/cuda$(dirname "$CUDA_PREFIX")" && mv /tmp/cuda-wheels/nvidia/cu13 "/opt/cuda$CUDA_PREFIX" \
+      && cd "/opt/cuda$CUDA_PREFIX" && rm -rf .metadata && ln -s lib lib64 && ln -s libcudart.so.13 lib/libcudart.so \
+      && ln -s libnvvm.so.4 lib/libnvvm.so && mkdir -p targets/x86_64-linux \
+      && ln -s ../../include targets/x86_64-linux/include && ln -s ../../lib targets/x86_64-linux/lib \
+      && ln -s "$(basename "$CUDA_PREFIX")" /opt/cuda/usr/local/cuda && rm -rf /tmp/cuda-wheels \
+      && "/opt/cuda$CUDA_PREFIX/bin/nvcc" --version; \
+    elif [ "$CUDA_SOURCE" != base ]; then echo "CUDA_SOURCE is base or pypi, not $CUDA_SOURCE" >&2; exit 1; fi
+
+# ---- build: a venv with PyTorch and the project's dependencies ------------------------------------------------
+FROM pip AS build
 
 # PyTorch first, in a layer of its own: the largest and the least often changed. Its C++ tests and headers
 # (for building extensions, which the grader never does) are left out: about 145 MB.
@@ -55,10 +80,12 @@ print("\n".join(d for d in deps if re.split(r"[ <>=!~;\[]", d)[0].lower() != "to
 FROM ${BASE_IMAGE}
 ARG DEBIAN_FRONTEND=noninteractive
 # python3: the venv's interpreter. g++ (with libgomp, for -fopenmp): the CPU track's compiler and the harness's.
-# binutils (nm): the grader's check of what a compiled library imports. The CUDA base brings nvcc.
+# binutils (nm): the grader's check of what a compiled library imports. The CUDA base brings nvcc, else the cuda
+# stage does (empty with CUDA_SOURCE=base).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 g++ libgomp1 binutils \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /usr/share/doc/* /usr/share/man/*
+COPY --from=cuda /opt/cuda/ /
 # A fixed unprivileged user for `docker run IMAGE ...`; the container sandbox passes its own --user UID:GID.
 RUN groupadd --gid 10001 judge \
  && useradd --uid 10001 --gid 10001 --create-home --home-dir /home/judge --shell /usr/sbin/nologin judge \
@@ -66,7 +93,8 @@ RUN groupadd --gid 10001 judge \
 ENV PATH=/opt/venv/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}} \
     PYTHONDONTWRITEBYTECODE=1 \
-    LANG=C.UTF-8
+    LANG=C.UTF-8 \
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility
 COPY --from=build /opt/venv /opt/venv
 # The project, installed in place at /opt/kerneljudge so that problems/ and solutions/ sit beside the code
 # (grader.spec finds them from the package's own folder); only these small layers change with the code.

@@ -4,6 +4,11 @@
 #   make docker                      build IMAGE from the Dockerfile on BASE_IMAGE (default: the CUDA 13 devel image)
 #   make docker-base                 a minimal Debian base made here (debootstrap + docker import), no registry
 #   make docker-local                docker-base, then the image on it (CPU track; PyTorch from LOCAL_WHEELS if there)
+#   make docker-cuda-local           docker-base, then CUDA_IMAGE on it: nvcc and the CUDA runtime from NVIDIA's wheels
+#   make docker-host-cuda            CUDA_IMAGE from this host's own g++ and CUDA install, no registry, no network
+#                                    (scripts/host_image.py: a GPU node with an engine and nothing to pull or download)
+#   make debs DEBS=/tmp/debs         Debian's docker.io and what dockerd needs, as .debs and a slim bundle
+#                                    DEBS/docker-engine.tar.xz (scripts/device-docker.sh starts an engine from it)
 #   make docker-grade PROBLEM=softmax FILE=solutions/softmax/02_openmp.cpp
 #                                    grade FILE with every compile and run in a container of IMAGE
 #   make docker-clean                remove IMAGE, the local base and its cached tarball
@@ -34,11 +39,26 @@ LOCAL_WHEELS ?= /opt/wheels
 LOCAL_TORCH_WHEEL = $(firstword $(wildcard $(LOCAL_WHEELS)/torch-*-cp311-cp311-manylinux*_x86_64.whl))
 LOCAL_TORCH_SPEC = $(if $(LOCAL_TORCH_WHEEL),torch==$(word 2,$(subst -, ,$(notdir $(LOCAL_TORCH_WHEEL)))),none)
 
+# CUDA: from the base image (the official one), or from NVIDIA's wheels on PyPI (pypi; the local CUDA image).
+CUDA_SOURCE ?= base
+CUDA_WHEELS ?= nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-cccl==13.0.85 \
+  nvidia-cuda-runtime==13.0.96
+CUDA_IMAGE ?= kerneljudge-cuda:local
+CUDA_TORCH_SPEC ?= none
+# The engine's packages for a machine without one (scripts/device-docker.sh): docker.io, containerd, runc, tini, and the
+# libraries dockerd and runc link that a minimal host may lack.
+DEBS ?= .debs
+ENGINE_DEBS ?= docker.io containerd runc tini libdevmapper1.02.1 libseccomp2 libsystemd0 libudev1 libcap2 libgcrypt20 \
+  libgpg-error0 liblzma5 libzstd1 liblz4-1 libselinux1 libpcre2-8-0
+ENGINE_FILES ?= usr/sbin/dockerd usr/bin/containerd usr/bin/containerd-shim-runc-v2 usr/sbin/runc usr/bin/tini-static \
+  usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu
+PYTHON3 ?= $(or $(wildcard $(KJ_ROOT)/.venv/bin/python),python3)
+
 PROBLEM ?= softmax
 GRADE_MODE ?= submit
 GRADER ?= grader
 
-.PHONY: docker docker-base docker-local docker-grade docker-clean
+.PHONY: docker docker-base docker-local docker-cuda-local docker-host-cuda debs docker-grade docker-clean
 
 docker: ## the grader image IMAGE from the Dockerfile on BASE_IMAGE (docs/container.md)
 	@set -e; wheels_url=""; cert_url=""; \
@@ -54,6 +74,7 @@ docker: ## the grader image IMAGE from the Dockerfile on BASE_IMAGE (docs/contai
 	echo "building $(IMAGE) on $(BASE_IMAGE) (PyTorch: $(TORCH_SPEC)$(if $(TORCH_INDEX), from $(TORCH_INDEX))$(if $(WHEELS), wheels from $(WHEELS))$(if $(BUILD_CA), trusting $(BUILD_CA)))"; \
 	$(DOCKER) build $(DOCKER_BUILD_FLAGS) --build-arg BASE_IMAGE=$(BASE_IMAGE) --build-arg TORCH_SPEC="$(TORCH_SPEC)" \
 	  --build-arg TORCH_INDEX="$(TORCH_INDEX)" --build-arg WHEELS_URL="$$wheels_url" --build-arg PIP_CERT_URL="$$cert_url" \
+	  --build-arg CUDA_SOURCE=$(CUDA_SOURCE) --build-arg CUDA_WHEELS="$(CUDA_WHEELS)" \
 	  -t $(IMAGE) "$(KJ_ROOT)"; \
 	$(DOCKER) image ls $(IMAGE)
 
@@ -79,6 +100,22 @@ docker-base: ## a minimal Debian base made here (debootstrap), no registry neede
 docker-local: docker-base ## the image on that base (CPU track; PyTorch from LOCAL_WHEELS if there)
 	@$(MAKE) --no-print-directory -f "$(KJ_ROOT)/docker.mk" docker BASE_IMAGE=$(LOCAL_BASE) IMAGE=$(IMAGE) \
 	  TORCH_SPEC="$(LOCAL_TORCH_SPEC)" WHEELS="$(if $(LOCAL_TORCH_WHEEL),$(LOCAL_WHEELS))" TORCH_INDEX=
+
+docker-cuda-local: docker-base ## the CUDA image on that base: nvcc and the CUDA runtime from NVIDIA's wheels on PyPI
+	@$(MAKE) --no-print-directory -f "$(KJ_ROOT)/docker.mk" docker BASE_IMAGE=$(LOCAL_BASE) IMAGE=$(CUDA_IMAGE) \
+	  CUDA_SOURCE=pypi TORCH_SPEC="$(CUDA_TORCH_SPEC)" TORCH_INDEX=
+
+docker-host-cuda: ## CUDA_IMAGE from this host's g++ and CUDA install (no registry, no network)
+	$(PYTHON3) "$(KJ_ROOT)/scripts/host_image.py" --tag $(CUDA_IMAGE)
+
+debs: ## docker.io and what dockerd needs, as .debs in DEBS, and the slim bundle DEBS/docker-engine.tar.xz
+	@set -e; mkdir -p "$(DEBS)"; cd "$(DEBS)"; rm -f *.deb; \
+	apt-get download $(ENGINE_DEBS) 2>&1 | grep -v '^W: Download is performed unsandboxed' || true; \
+	ls *.deb > /dev/null; root=$$(mktemp -d); trap 'rm -rf "$$root"' EXIT; \
+	for deb in *.deb; do dpkg-deb -x "$$deb" "$$root"; done; \
+	files=""; for f in $(ENGINE_FILES); do [ -e "$$root/$$f" ] && files="$$files $$f"; done; \
+	tar -C "$$root" -cf - $$files | xz -T0 -9 > docker-engine.tar.xz.part && mv docker-engine.tar.xz.part docker-engine.tar.xz; \
+	echo "$(DEBS)/: $$(ls *.deb | wc -l) .debs, $$(du -ch *.deb | tail -1 | cut -f1); docker-engine.tar.xz $$(du -h docker-engine.tar.xz | cut -f1)"
 
 docker-grade: $(if $(VENV),setup) ## grade FILE with every compile and run in a container of IMAGE
 	@test -n "$(FILE)" || { echo "usage: make docker-grade PROBLEM=softmax FILE=path/to/solution.cpp [IMAGE=...]" >&2; exit 2; }
