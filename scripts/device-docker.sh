@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The container sandbox on a GPU node with no Docker engine and no network (issue 19), from the repo root after the
+# project was set up offline (make setup from wheelhouse/, which must hold the docker SDK: make wheelhouse). It
+#   engine    starts dockerd from Debian's packages carried here (make debs DEBS=.debs on a machine with apt:
+#             .debs/docker-engine.tar.xz, or the .debs themselves), in a private prefix, without network or iptables
+#   image     builds the CUDA grader image from this host's own g++ and CUDA install (scripts/host_image.py)
+#   doctor    grader doctor with that image: which sandbox and which GPU path, and why
+#   submit    grader submit attention <top rung> --sandbox docker --json, then local, each twice (the second cached):
+#             the per-grading overhead of the container
+#   fixtures  the CUDA fixtures (tests/fixtures, tests/adversarial) graded in both sandboxes, verdicts compared
+#   validate  grader validate-timing VT_PROBLEMS with the container, then with the local sandbox
+# Steps are the arguments (default: all, in that order); each is time-limited and logged to $OUT/<step>.log, so one
+# failure hides nothing of the rest. Where the engine cannot start, the log says why and what an operator's host needs.
+set -uo pipefail
+OUT=${OUT:-$PWD/.out}
+mkdir -p "$OUT"
+DEBS=${DEBS:-.debs}
+PREFIX=${PREFIX:-/tmp/kj-docker}
+TAG=${TAG:-kerneljudge-cuda:host}
+VT_PROBLEMS=${VT_PROBLEMS:-attention}
+FIXTURE_BUDGET_S=${FIXTURE_BUDGET_S:-150}
+G=.venv/bin/grader
+PY=.venv/bin/python
+export PYTHONUNBUFFERED=1 KERNELJUDGE_DATA=${KERNELJUDGE_DATA:-/tmp/kj-data} DOCKER_HOST=unix://$PREFIX/docker.sock
+export KERNELJUDGE_IMAGE=$TAG
+
+step() {  # step NAME SECONDS COMMAND...: run it under a time limit, log it, say how long it took and how it ended
+  local name=$1 limit=$2; shift 2
+  echo "== $name (limit ${limit} s)"
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" bash -c '"$@"' _ "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  tail -n "${TAIL:-30}" "$OUT/$name.log"
+  echo "== $name: exit $rc$([ $rc = 124 ] && echo ' (time limit)') after $((SECONDS - t0)) s"
+  return $rc
+}
+
+engine_up() { "$PY" -c 'import docker; print(docker.from_env(timeout=5).version()["Version"])' 2> /dev/null; }
+
+start_engine() {
+  if engine_up > /dev/null; then echo "an engine already answers at $DOCKER_HOST"; info; return 0; fi
+  local root=$PREFIX/root
+  mkdir -p "$root"
+  if [ -s "$DEBS/docker-engine.tar.xz" ]; then
+    tar -C "$root" -xJf "$DEBS/docker-engine.tar.xz" || return 1
+  elif ls "$DEBS"/*.deb > /dev/null 2>&1; then
+    for deb in "$DEBS"/*.deb; do dpkg-deb -x "$deb" "$root" || return 1; done
+  else
+    echo "no $DEBS/docker-engine.tar.xz and no .debs in $DEBS: run 'make debs DEBS=$DEBS' on a machine with apt"
+    return 1
+  fi
+  export PATH=$root/usr/sbin:$root/usr/bin:$PATH
+  local libs=$root/usr/lib/x86_64-linux-gnu:$root/lib/x86_64-linux-gnu
+  echo "kernel $(uname -r); cgroup: $(stat -fc %T /sys/fs/cgroup); /tmp on $(stat -fc %T /tmp); uid $(id -u)"
+  echo "missing libraries of dockerd on this host (carried ones are used): $(ldd "$root/usr/sbin/dockerd" | grep -c 'not found')"
+  for driver in overlay2:"$PREFIX/data" overlay2:/dev/shm/kj-docker-data vfs:"$PREFIX/data-vfs"; do
+    local name=${driver%%:*} data=${driver#*:}
+    echo "-- dockerd --storage-driver=$name --data-root $data"
+    mkdir -p "$data" "$PREFIX/exec"
+    LD_LIBRARY_PATH=$libs nohup dockerd --host "$DOCKER_HOST" --data-root "$data" --exec-root "$PREFIX/exec" \
+      --pidfile "$PREFIX/dockerd.pid" --storage-driver "$name" --iptables=false --ip-masq=false --bridge=none \
+      --exec-opt native.cgroupdriver=cgroupfs --init-path "$root/usr/bin/tini-static" --log-level warn \
+      > "$OUT/dockerd-$name.log" 2>&1 < /dev/null &
+    local pid=$!
+    for _ in $(seq 60); do
+      engine_up > /dev/null && { echo "dockerd $pid is up ($name at $data)"; info; return 0; }
+      kill -0 $pid 2> /dev/null || break
+      sleep 1
+    done
+    echo "dockerd with $name did not come up; its log:"; tail -n 15 "$OUT/dockerd-$name.log"
+    kill $pid 2> /dev/null; wait $pid 2> /dev/null
+  done
+  cat << 'EOF'
+The engine could not run here. An operator's GPU host needs: a kernel with cgroups (v1 or v2) and overlayfs (or
+room for vfs), root (or rootless Docker with user namespaces), dockerd + containerd + runc, and either the NVIDIA
+container toolkit (then `--gpus` / device requests) or the /dev/nvidia* nodes and the driver's libcuda.so and
+libnvidia-*.so (the grader binds them read-only). docs/container.md, "A GPU host".
+EOF
+  return 1
+}
+
+info() {
+  "$PY" - << 'EOF'
+import docker
+info = docker.from_env().info()
+for key in ("ServerVersion", "Driver", "CgroupDriver", "CgroupVersion", "Runtimes", "SecurityOptions", "KernelVersion"):
+    print(f"{key}: {info.get(key)}")
+EOF
+}
+
+build_image() {
+  "$PY" scripts/host_image.py --tag "$TAG" || return 1
+  "$PY" -c "import docker; i = docker.from_env().images.get('$TAG'); print('$TAG', i.id[:19], round(i.attrs['Size'] / 2**20), 'MiB')"
+}
+
+submit_both() {  # the top rung in each sandbox, twice each (the first compiles, the second is cached)
+  local f=solutions/attention/03_flash_split_kv.cu
+  [ -f $f ] || f=$(ls solutions/attention/0*.cu | tail -1)
+  for sandbox in docker local docker local; do
+    local t0 t1; t0=$(date +%s%N)
+    $G submit attention "$f" --sandbox $sandbox --json > "$OUT/submit-$sandbox.json"; local rc=$?
+    t1=$(date +%s%N)
+    echo "grader submit attention $f --sandbox $sandbox --json: exit $rc, $(( (t1 - t0) / 1000000 )) ms wall"
+    "$PY" -c "import json; v = json.load(open('$OUT/submit-$sandbox.json')); print(' ', v['status'], v.get('score_us'), v.get('stages_s'), v.get('toolchain'))"
+  done
+}
+
+validate_both() {
+  KERNELJUDGE_SANDBOX=docker $G validate-timing $VT_PROBLEMS --json > "$OUT/validate-docker.json"; echo "docker: exit $?"
+  KERNELJUDGE_SANDBOX=local $G validate-timing $VT_PROBLEMS --json > "$OUT/validate-local.json"; echo "local: exit $?"
+  "$PY" - "$OUT/validate-docker.json" "$OUT/validate-local.json" << 'EOF'
+import json, sys
+docker, local = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda r: (r["problem"], r["benchmark"], r["who"])
+base = {key(r): r for r in local}
+for r in docker:
+    l = base.get(key(r), {})
+    a, b = r.get("kerneljudge_us"), l.get("kerneljudge_us")
+    print(*key(r), f"docker {a} us, local {b} us, docker/local {a / b:.4f}" if a and b else f"docker {a}, local {b}")
+EOF
+}
+
+export -f engine_up start_engine info build_image submit_both validate_both
+export OUT DEBS PREFIX TAG VT_PROBLEMS G PY
+for s in ${@:-engine image doctor submit fixtures validate}; do case $s in
+  engine)   step engine 120 start_engine ;;
+  image)    step image 300 build_image ;;
+  doctor)   step doctor 60 $G doctor ;;
+  submit)   step submit 240 submit_both ;;
+  fixtures) step fixtures $((FIXTURE_BUDGET_S + 60)) "$PY" scripts/compare_sandboxes.py --budget "$FIXTURE_BUDGET_S" --out "$OUT/fixtures.jsonl" ;;
+  validate) step validate 300 validate_both ;;
+  *) echo "unknown step $s" ;;
+esac; done
