@@ -90,6 +90,8 @@ def one_call(
             shutil.chown(workdir / "out", uid, uid)
         tools = detect()
         env = {"LD_LIBRARY_PATH": tools.cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")}
+        if os.environ.get("CUDA_VISIBLE_DEVICES"):
+            env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]  # a grader pinned to one GPU
         argv = ["sh", "-c", script(ncu_path)]
         stdin = request_text(problem, size_set, seed).encode()
         if export_dir is not None:
