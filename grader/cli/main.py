@@ -14,7 +14,7 @@ import typer
 from rich.text import Text
 
 from grader import settings
-from grader.cli import args, bench, grading, output, scale
+from grader.cli import args, authoring, bench, grading, output, scale
 from grader.cli import profile as cli_profile
 from grader.cli import results as cli_results
 from grader.cli.app import make_app
@@ -143,6 +143,7 @@ def doctor():
 
 
 grading.register(app)
+authoring.register(app)  # new, calibrate
 bench.register(app)
 cli_results.register(app)
 cli_profile.register(app)  # profile (Nsight Compute)

@@ -24,7 +24,7 @@ import torch
 from grader.judge import check, pipeline
 from grader.judge.status import Status
 from grader.problems import solutions
-from grader.problems.spec import REPO_ROOT, Problem
+from grader.problems.spec import Problem
 
 REJECTED = "rejected"
 
@@ -69,7 +69,7 @@ def _solutions(problem: Problem, track: str, say: Callable[[str], None]) -> list
         ]
     rows = []
     for path in files:
-        what = str(path.relative_to(REPO_ROOT))
+        what = str(path.relative_to(path.parents[2])) if len(path.parents) > 2 else str(path)  # solutions/SLUG/FILE
         say(f"{problem.slug} ({track}): {what}")
         verdict = pipeline.grade(problem, path.read_bytes(), path.name, track=track, mode="test")
         rows.append(

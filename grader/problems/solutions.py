@@ -1,4 +1,8 @@
-"""The reference solutions of a problem: `solutions/<slug>/NN_name.cu|.cpp`, a ladder ordered by NN."""
+"""The reference solutions of a problem: `solutions/<slug>/NN_name.cu|.cpp`, a ladder ordered by NN.
+
+They live in `solutions/` beside the problems folder (the repository's, or $KERNELJUDGE_PROBLEMS's parent when
+that has one), so a problem set kept elsewhere carries its own ladders.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,18 @@ from pathlib import Path
 
 from grader.build.compiler import EXTENSIONS
 from grader.build.toolchain import default_track
-from grader.problems.spec import REPO_ROOT
+from grader.problems.spec import REPO_ROOT, problems_root
+
+
+def root() -> Path:
+    """The folder of ladders: solutions/ beside the problems folder, else the repository's."""
+    return problems_root().parent / "solutions"
 
 
 def ladder(slug: str, track: str) -> list[Path]:
-    """The rungs for `track`, slowest idea first."""
-    return sorted((REPO_ROOT / "solutions" / slug).glob(f"[0-9]*{EXTENSIONS[track]}"))
+    """The rungs for `track`, slowest idea first (from the repository's ladders when root() has none)."""
+    found = sorted((root() / slug).glob(f"[0-9]*{EXTENSIONS[track]}"))
+    return found or sorted((REPO_ROOT / "solutions" / slug).glob(f"[0-9]*{EXTENSIONS[track]}"))
 
 
 def best(slug: str, track: str | None = None) -> Path:

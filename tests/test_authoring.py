@@ -1,0 +1,111 @@
+"""The authoring kit: `grader new` scaffolds a problem that loads and passes its own selftest on the CPU track;
+`grader calibrate` proves a tolerance, and exits 1 naming what a wrong tolerance admits or rejects."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from grader.cli.main import app
+from grader.judge.selftest import selftest
+from grader.problems import solutions
+from grader.problems.spec import load_problem
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    """An empty problem set of its own (problems/ and solutions/ side by side), private data and caches."""
+    (tmp_path / "problems").mkdir()
+    monkeypatch.setenv("KERNELJUDGE_PROBLEMS", str(tmp_path / "problems"))
+    for name in ("DATA", "CACHE", "RUNS"):
+        (tmp_path / name).mkdir()
+        monkeypatch.setenv(f"KERNELJUDGE_{name}", str(tmp_path / name))
+    return tmp_path
+
+
+def scaffold(slug: str = "mat-vec") -> None:
+    result = runner.invoke(app, ["new", slug, "--title", "Matrix-vector product"])
+    assert result.exit_code == 0, result.output
+    assert f"grader calibrate {slug}" in result.output
+
+
+def set_tolerance(workspace, atol: str) -> None:
+    path = workspace / "problems" / "mat-vec" / "problem.yaml"
+    path.write_text(path.read_text().replace('atol: "1e-6 + 2e-7 * N"', f'atol: "{atol}"'))
+
+
+def test_new_writes_a_problem_and_two_rungs_that_load(workspace):
+    scaffold()
+    for path in ("problems/mat-vec/problem.yaml", "problems/mat-vec/statement.md", "problems/mat-vec/reference.py"):
+        assert (workspace / path).is_file(), path
+    problem = load_problem("mat-vec")
+    assert problem.title == "Matrix-vector product"
+    assert "$$" in problem.statement_path.read_text()
+    assert all(t.catches for t in problem.tests) and 8 <= len(problem.tests) <= 15
+    assert [p.name for p in solutions.ladder("mat-vec", "cpu")] == ["01_naive.cpp"]
+    assert [p.name for p in solutions.ladder("mat-vec", "cuda")] == ["01_naive.cu"]
+
+
+def test_new_passes_its_own_selftest_on_the_cpu_track(workspace):
+    scaffold()
+    rows = selftest([load_problem("mat-vec")], ["cpu"])
+    assert [r.what for r in rows if r.expected == "accepted"] == ["solutions/mat-vec/01_naive.cpp"]
+    assert all(r.ok for r in rows), [(r.what, r.got, r.detail) for r in rows if not r.ok]
+    assert sum(r.expected == "rejected" for r in rows) == 3
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc")
+def test_the_scaffolds_cuda_rung_compiles(workspace):
+    scaffold()
+    source = solutions.ladder("mat-vec", "cuda")[0]
+    result = subprocess.run(
+        ["nvcc", "-arch=sm_90a", "-c", str(source), "-o", str(workspace / "rung.o")], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_new_refuses_a_bad_name_or_a_folder_that_exists(workspace):
+    assert runner.invoke(app, ["new", "Bad_Name"]).exit_code == 2
+    scaffold()
+    again = runner.invoke(app, ["new", "mat-vec"])
+    assert again.exit_code == 2 and "exists" in again.output
+
+
+def test_calibrate_proves_the_scaffolds_tolerance(workspace):
+    scaffold()
+    result = runner.invoke(app, ["calibrate", "mat-vec"])
+    assert result.exit_code == 0, result.output
+    assert "the tolerance separates them" in result.output
+    assert "TF32 inputs" in result.output and "last column dropped" in result.output
+    assert "scales of (atol, rtol) that separate them" in result.output
+
+
+def test_calibrate_fails_a_tolerance_that_admits_low_precision_where_it_must_not(workspace):
+    scaffold()
+    set_tolerance(workspace, "1e-6 + 2e-5 * N")
+    result = runner.invoke(app, ["calibrate", "mat-vec", "--max-gflop", "0.05"])
+    assert result.exit_code == 1
+    assert "FAIL TF32 inputs is admitted on long_rows" in " ".join(result.output.split())
+    assert "proposed: multiply atol" in result.output
+
+
+def test_calibrate_fails_a_tolerance_that_admits_a_null_answer(workspace):
+    scaffold()
+    set_tolerance(workspace, "1000")
+    result = runner.invoke(app, ["calibrate", "mat-vec", "--max-gflop", "0.05"])
+    assert result.exit_code == 1
+    assert "null answer 'zeros' passes every size set tried" in " ".join(result.output.split())
+
+
+def test_calibrate_fails_a_tolerance_that_rejects_float32(workspace):
+    scaffold()
+    set_tolerance(workspace, "1e-9")
+    result = runner.invoke(app, ["calibrate", "mat-vec", "--max-gflop", "0.001"])
+    assert result.exit_code == 1
+    assert "FAIL reference in float32 is rejected on" in " ".join(result.output.split())
+    assert "left out (over 0.001 GFLOP): " in result.output and "benchmark_square" in result.output
