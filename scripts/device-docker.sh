@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The container sandbox on a GPU node with no Docker engine and no network (issue 19), from the repo root after the
-# project was set up offline (make setup from wheelhouse/, which must hold the docker SDK: make wheelhouse). It
+# The container sandbox on a GPU node with no Docker engine and no network (issue 19), from the repo root. It
+#   setup     make setup offline from wheelhouse/ (which must hold the docker SDK: make wheelhouse), unless done
 #   engine    starts dockerd from Debian's packages carried here (make debs DEBS=.debs on a machine with apt:
 #             .debs/docker-engine.tar.xz, or the .debs themselves), in a private prefix, without network or iptables
 #   image     builds the CUDA grader image from this host's own g++ and CUDA install (scripts/host_image.py)
@@ -122,7 +122,9 @@ EOF
 
 export -f engine_up start_engine info build_image submit_both validate_both
 export OUT DEBS PREFIX TAG VT_PROBLEMS G PY
-for s in ${@:-engine image doctor submit fixtures validate}; do case $s in
+for s in ${@:-setup engine image doctor submit fixtures validate}; do case $s in
+  setup)    [ -x $G ] && "$PY" -c 'import docker' 2> /dev/null && echo "== setup: already done" \
+              || step setup 180 make setup PYTHON=${PYTHON:-python3} ;;
   engine)   step engine 120 start_engine ;;
   image)    step image 300 build_image ;;
   doctor)   step doctor 60 $G doctor ;;

@@ -37,7 +37,9 @@ def plan(gpu: int, runtime: bool) -> GpuAccess:
         return GpuAccess("", f"no NVIDIA container runtime, and no {node} and /dev/nvidiactl on this host")
     libraries = driver_libraries()
     if not any(name.startswith("libcuda.so") for _, name in libraries):
-        return GpuAccess("", "no NVIDIA container runtime, and ldconfig -p lists no libcuda.so of the driver")
+        return GpuAccess(
+            "", "no NVIDIA container runtime, and no libcuda.so of the driver in ldconfig -p or LD_LIBRARY_PATH"
+        )
     devices = tuple(f"{path}:{path}:rwm" for path in (node, *CONTROL_NODES) if os.path.exists(path))
     return GpuAccess(
         "devices",
@@ -66,26 +68,45 @@ def create_options(access: GpuAccess, gpu: int, image_env: dict[str, str]) -> di
 
 @functools.lru_cache(maxsize=1)
 def driver_libraries() -> tuple[tuple[str, str], ...]:
-    """(the real file, the name ldconfig knows it by) of each 64-bit libcuda.so* and libnvidia-*.so*."""
+    """(the real file, the name it is loaded by) of each 64-bit libcuda.so* and libnvidia-*.so*: those
+    `ldconfig -p` lists, else those in the folders the loader is told of (LD_LIBRARY_PATH, the NVIDIA images'
+    /usr/local/nvidia/lib64), as on hosts whose driver is not in ld.so.cache."""
+    found: dict[str, str] = {}
+    for name, path in _ldconfig_listing():
+        real = os.path.realpath(path)
+        if name.startswith(DRIVER_LIBRARIES) and os.path.isfile(real):
+            found.setdefault(name, real)
+    if not any(name.startswith("libcuda.so") for name in found):
+        folders = os.environ.get("LD_LIBRARY_PATH", "").split(":") + [
+            "/usr/local/nvidia/lib64",
+            "/usr/local/nvidia/lib",
+        ]
+        for folder in filter(os.path.isdir, folders):
+            for entry in sorted(os.listdir(folder)):
+                real = os.path.realpath(os.path.join(folder, entry))
+                if entry.startswith(DRIVER_LIBRARIES) and ".so" in entry and os.path.isfile(real):
+                    found.setdefault(entry, real)
+    return tuple(sorted((real, name) for name, real in found.items()))
+
+
+def _ldconfig_listing() -> list[tuple[str, str]]:
+    """(name, path) of each 64-bit library in the loader's cache."""
     ldconfig = shutil.which("ldconfig") or next(
-        (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), ""
+        (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), "ldconfig"
     )
     try:
         listed = subprocess.run(
-            [ldconfig or "ldconfig", "-p"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+            [ldconfig, "-p"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
         ).stdout
     except (OSError, subprocess.SubprocessError):
-        return ()
-    found: dict[str, str] = {}
+        return []
+    pairs = []
     for line in listed.splitlines():
         name, _, rest = line.strip().partition(" (")
         kind, _, path = rest.partition(") => ")
-        if not name.startswith(DRIVER_LIBRARIES) or ("x86-64" not in kind and "64bit" not in kind):
-            continue
-        real = os.path.realpath(path.strip())
-        if os.path.isfile(real) and name not in found:
-            found[name] = real
-    return tuple(sorted((real, name) for name, real in found.items()))
+        if "x86-64" in kind or "64bit" in kind:
+            pairs.append((name, path.strip()))
+    return pairs
 
 
 def _minor(gpu: int) -> int:
