@@ -19,12 +19,16 @@ from grader.problems.spec import TRACKS, SpecError, load_all, load_problem
 
 SLUGS = [
     "attention",
+    "attention-backward",
     "causal-attention",
     "conv2d",
     "fused-softmax",
+    "layer-norm",
     "linear-bias-relu",
     "matmul",
+    "matrix-transpose",
     "prefix-sum",
+    "rms-norm",
     "softmax",
     "sum-reduction",
     "vector-add",

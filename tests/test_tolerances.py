@@ -379,6 +379,158 @@ CASES |= {
 }
 
 
+def layer_norm_float32(x, gamma, beta, eps=1e-5, sums=lambda v: v.sum(dim=1, keepdim=True)):
+    """Two passes in float32: the mean, then the mean of squared deviations, each a row sum in the order
+    `sums` takes; then (x - mean) * rsqrt(var + eps) * gamma + beta."""
+    n = x.shape[1]
+    mean = sums(x) / n
+    d = x - mean
+    return d * torch.rsqrt(sums(d * d) / n + eps) * gamma + beta
+
+
+def layer_norm_one_pass(x, gamma, beta, eps=1e-5):
+    """The textbook one-pass variance E[x^2] - E[x]^2 in float32: it cancels when the mean is large."""
+    n = x.shape[1]
+    mean = x.sum(dim=1, keepdim=True) / n
+    var = (x * x).sum(dim=1, keepdim=True) / n - mean * mean
+    return (x - mean) * torch.rsqrt(var.clamp_min(0) + eps) * gamma + beta
+
+
+def layer_norm_welford(x, gamma, beta, eps=1e-5, lanes: int = 256):
+    """Welford in float32: each of `lanes` strided lanes keeps (count, mean, M2), then lanes merge pairwise."""
+    rows, n = x.shape
+    lanes = min(lanes, n)
+    cols = torch.cat([x, x.new_full((rows, (-n) % lanes), math.nan)], dim=1).reshape(rows, -1, lanes)
+    count, mean, m2 = (torch.zeros(rows, lanes, dtype=F32) for _ in range(3))
+    for k in range(cols.shape[1]):
+        v = cols[:, k]
+        seen = ~v.isnan()
+        count = count + seen
+        delta = torch.where(seen, v - mean, 0)
+        mean = mean + torch.where(seen, delta / count.clamp_min(1), 0)
+        m2 = m2 + torch.where(seen, delta * (v - mean), 0)
+    while count.shape[1] > 1:  # Chan et al.'s merge of two (count, mean, M2), lanes j and j + half
+        half, rest = count.shape[1] // 2, slice(2 * (count.shape[1] // 2), None)
+        (ca, cb), (ma, mb), (qa, qb) = ((t[:, :half], t[:, half : 2 * half]) for t in (count, mean, m2))
+        total = (ca + cb).clamp_min(1)
+        delta = mb - ma
+        count = torch.cat([ca + cb, count[:, rest]], 1)
+        mean = torch.cat([ma + delta * (cb / total), mean[:, rest]], 1)
+        m2 = torch.cat([qa + qb + delta * delta * (ca * cb / total), m2[:, rest]], 1)
+    return (x - mean) * torch.rsqrt(m2 / n + eps) * gamma + beta
+
+
+def rms_norm_float32(x, w, eps=1e-6, sums=lambda v: v.sum(dim=1, keepdim=True)):
+    return x * torch.rsqrt(sums(x * x) / x.shape[1] + eps) * w
+
+
+def rows_in_order(v: torch.Tensor) -> torch.Tensor:
+    """Row sums accumulated one column at a time in float32 (numpy accumulates in order)."""
+    return torch.from_numpy(np.add.accumulate(v.numpy(), axis=1)[:, -1:])
+
+
+def rows_in_lanes(v: torch.Tensor, lanes: int = 32) -> torch.Tensor:
+    """Row sums as a warp makes them: `lanes` strided partial sums in order, then a tree."""
+    pad = (-v.shape[1]) % lanes
+    strided = torch.cat([v, v.new_zeros(v.shape[0], pad)], dim=1).reshape(v.shape[0], -1, lanes).numpy()
+    return pairwise_sum_rows(torch.from_numpy(np.add.accumulate(strided, axis=1)[:, -1]))
+
+
+def pairwise_sum_rows(x: torch.Tensor) -> torch.Tensor:
+    while x.shape[1] > 1:
+        if x.shape[1] % 2:
+            x = torch.cat([x, x.new_zeros(x.shape[0], 1)], dim=1)
+        x = x[:, 0::2] + x[:, 1::2]
+    return x
+
+
+FLOAT32 |= {
+    "matrix-transpose": {"torch float32": lambda input: input.T.contiguous()},
+    "layer-norm": {
+        "torch float32": lambda x, g, b: torch.nn.functional.layer_norm(x, (x.shape[1],), g, b, eps=1e-5),
+        "two passes, warp-strided sums": lambda x, g, b: layer_norm_float32(x, g, b, sums=rows_in_lanes),
+        "Welford over 256 lanes": layer_norm_welford,
+    },
+    "rms-norm": {
+        "torch float32": lambda x, w: torch.nn.functional.rms_norm(x, (x.shape[1],), w, eps=1e-6),
+        "warp-strided sum of squares": lambda x, w: rms_norm_float32(x, w, sums=rows_in_lanes),
+        "blocked sum of squares": rms_norm_float32,
+    },
+}
+
+LOW_PRECISION |= {
+    "matrix-transpose": {
+        "through FP16": lambda input: fp16(input.T.contiguous()),
+        "through BF16": lambda input: bf16(input.T.contiguous()),
+    },
+    "layer-norm": {
+        "FP16 result": lambda x, g, b: fp16(layer_norm_float32(x, g, b)),
+        "BF16 result": lambda x, g, b: bf16(layer_norm_float32(x, g, b)),
+        "FP16 inputs": lambda x, g, b: layer_norm_float32(fp16(x), fp16(g), fp16(b)),
+    },
+    "rms-norm": {
+        "FP16 result": lambda x, w: fp16(rms_norm_float32(x, w)),
+        "BF16 result": lambda x, w: bf16(rms_norm_float32(x, w)),
+        "FP16 inputs": lambda x, w: rms_norm_float32(fp16(x), fp16(w)),
+    },
+}
+
+CASES |= {
+    "matrix-transpose": [("cpu_large", True), ("primes", True), ("one_row", False), ("one_element", False)],
+    "layer-norm": [
+        ("cpu_large", True),
+        ("large_mean", True),
+        ("small_variance", True),
+        ("primes", False),
+        ("one_element", False),
+    ],
+    "rms-norm": [
+        ("cpu_large", True),
+        ("large_values", True),
+        ("tiny_values", True),
+        ("primes", False),
+        ("one_element", False),
+    ],
+}
+
+# A mistake the spec names a test for, and that test: it must fail there (float32 arithmetic otherwise).
+MISTAKES = [
+    (
+        "sum-reduction",
+        "all_positive",
+        "one float accumulator",
+        lambda x: torch.from_numpy(np.add.accumulate(x.numpy())[-1:]),
+    ),
+    ("prefix-sum", "all_positive", "one float running sum", lambda x: torch.from_numpy(np.add.accumulate(x.numpy()))),
+    ("layer-norm", "large_mean", "one-pass variance E[x^2] - E[x]^2", layer_norm_one_pass),
+    (
+        "layer-norm",
+        "one_long_row",
+        "one float accumulator per row",
+        lambda x, g, b: layer_norm_float32(x, g, b, sums=rows_in_order),
+    ),
+    (
+        "layer-norm",
+        "small_variance",
+        "eps outside the square root",
+        lambda x, g, b: (x - x.mean(1, keepdim=True)) / (x.var(1, keepdim=True, unbiased=False).sqrt() + 1e-5) * g + b,
+    ),
+    ("rms-norm", "tiny_values", "eps left out", lambda x, w: rms_norm_float32(x, w, eps=0.0)),
+    (
+        "rms-norm",
+        "one_long_row",
+        "one float accumulator per row",
+        lambda x, w: rms_norm_float32(x, w, sums=rows_in_order),
+    ),
+]
+
+
+@pytest.mark.parametrize("slug,which,name,mistake", MISTAKES, ids=[f"{m[0]}-{m[1]}" for m in MISTAKES])
+def test_a_named_mistake_fails_its_test(slug, which, name, mistake):
+    tensors = case(slug, which)[2]
+    assert not judge(mistake(*tensors.values()), slug, which).ok, f"{name} accepted on {which}"
+
+
 @pytest.fixture(autouse=True, scope="module")
 def one_thread():
     """The emulations are long chains of small operations: more threads only add overhead and contention."""
@@ -417,7 +569,8 @@ def params(slug: str, only_large: bool = False) -> list:
 
 def margin(got: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> float:
     """The worst error as a multiple of the allowed error (NaN counts as infinitely wrong)."""
-    ratio = (got.to(torch.float64) - expected).abs() / (atol + rtol * expected.abs())
+    err = (got.to(torch.float64) - expected).abs()
+    ratio = torch.where(err == 0, 0.0, err / (atol + rtol * expected.abs()))  # exact passes a zero tolerance
     return math.inf if bool(ratio.isnan().any()) else float(ratio.max())
 
 
