@@ -43,9 +43,10 @@ from grader.sandbox import local as sandbox
 
 SIDE_STREAM_TAIL_MS = 2.0  # work still running this long after solve returned, in a test call
 TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over an empty call's tail
-# CUDA: a benchmark is rejected when more than half its samples (and at least this many) claimed less time than
-# the supervisor's bound; fewer are replaced by the bound (docs/timing.md, "The CUDA track's clock").
-MIN_CLAMPED_TO_REJECT = 3
+# CUDA: a benchmark's claimed median (the worker's own events) is believed only if it is at least the median of
+# the supervisor's per-call lower bounds less this slack (docs/timing.md, "The CUDA track's clock").
+BOUND_SLACK_MIN_MS = 0.03
+BOUND_SLACK_SPREADS = 3.0  # times the interquartile range of the calibration's overheads
 # Resident memory of the harness: 32 GiB, or half the machine where that is less (a limit above the RAM
 # lets a memory hog thrash into the wall clock instead of being stopped).
 HARNESS_MEMORY = min(32 << 30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
@@ -430,16 +431,21 @@ def _judge_benchmarks(
                 f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
                 "so it is not allowed"
             )
-        clamped = header["clamped"]
-        if clamped > len(rows) // 2 and clamped >= MIN_CLAMPED_TO_REJECT:
-            return Status.REJECTED, (
-                f"{name}: in {clamped} of {len(rows)} timed calls the program's own timer claimed less time than "
-                "the judge's clock allows (a forged or patched timer)"
-            )
+        bound_ms = _clock_bound_ms(out / f"{case.name}.bound") if track == "cuda" else None
+        if track == "cuda":
+            if bound_ms is None:
+                return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
+            slack_ms = max(BOUND_SLACK_MIN_MS, BOUND_SLACK_SPREADS * header["bound_spread_ms"])
+            if median_ms < bound_ms - slack_ms:
+                return Status.REJECTED, (
+                    f"{name}: the program's own timer claims {median_ms * 1e3:.2f} us per call, but the judge's "
+                    f"clock allows no less than {(bound_ms - slack_ms) * 1e3:.2f} us (a forged or patched timer)"
+                )
         audit = _audit(problem, case, out)
         if audit:
             return Status.WRONG_ANSWER, f"{name}: {audit}"
-        mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "") + (f", {clamped} bounded" if clamped else "")
+        mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
+        mode += f", clock bound {bound_ms * 1e3:.1f} us" if bound_ms is not None else ""
         verdict.benchmarks.append(
             benchmark_result(
                 problem,
@@ -527,19 +533,30 @@ def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | Non
             "batch": int(found.get("batch", "1")),
             "overhead_ms": float(found.get("overhead_ms", "0")),
             "tail_overhead_ms": float(found.get("tail_overhead_ms", "0")),
-            "clamped": int(found.get("clamped", "0")),  # CUDA: samples whose claimed time the bound replaced
+            "bound_spread_ms": float(found.get("bound_spread_ms", "0")),  # CUDA: the calibration's spread
         }
         rows = [(int(a), float(b), float(c)) for a, b, c in (line.split() for line in lines[1:])]
     except (ValueError, IndexError):
         return None
-    numbers = [header["overhead_ms"], header["tail_overhead_ms"]] + [x for _, t, tail in rows for x in (t, tail)]
+    numbers = [header["overhead_ms"], header["tail_overhead_ms"], header["bound_spread_ms"]]
+    numbers += [x for _, t, tail in rows for x in (t, tail)]
     if header["mode"] not in ("single", "batch") or not 1 <= header["batch"] <= 1 << 20 or len(rows) < 1:
-        return None
-    if not 0 <= header["clamped"] <= len(rows):
         return None
     if any(not (math.isfinite(x) and x >= 0) for x in numbers) or any(t <= 0 for _, t, _ in rows):
         return None  # a call takes time: zero is a clock that stood still
     return header, rows
+
+
+def _clock_bound_ms(path: Path) -> float | None:
+    """Median of the supervisor's per-call lower bounds (CUDA track), None if the record is absent or odd."""
+    try:
+        lines = (check.read_record(path) or "").splitlines()[1:]
+        bounds = [float(line.split()[2]) for line in lines]
+    except (ValueError, IndexError):
+        return None
+    if not bounds or not all(math.isfinite(b) for b in bounds):
+        return None
+    return float(np.median(bounds))
 
 
 def _audit(problem: Problem, case: request.Case, out: Path) -> str:

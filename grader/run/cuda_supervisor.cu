@@ -16,11 +16,12 @@
 //      waits for that copy, and only then stops its clock. Work the worker leaves running past DONE, or does
 //      between calls (a kernel that never ends, watching for the next inputs), is inside this interval, or it
 //      is not in the snapshot, which is what the audits check;
-//   3. believes the worker's own CUDA-event time of the call (precise, and what ncu sees) only if it is at least
-//      the supervisor's interval less that interval's calibrated overhead (the same steps around a kernel of
-//      the worker's own that reads the inputs and writes the outputs, measured before any submission code was
-//      loaded: interval minus its event time), less a slack from the calibration's spread.
-//      A smaller claim is replaced by that lower bound: a forged timer gains at most the slack.
+//   3. writes the worker's own CUDA-event time of each call (precise, and what ncu sees) as the sample, and
+//      beside it the call's lower bound by its own clock: the interval less its overhead, calibrated with
+//      the same steps around a kernel of the worker's own that reads the inputs and writes the outputs,
+//      before any submission code was loaded (interval minus that kernel's true event time). The grader
+//      believes a benchmark's claimed median only if it is not below the bounds' median by more than a slack
+//      (grader/judge/pipeline.py): a forged timer gains at most that (docs/timing.md).
 // Audits are picked with getrandom() after the call; every record is written into the trusted folder.
 //
 // Usage: cuda_supervisor CONTROL_FD PIDFD, the request (supervision.h) on stdin.
@@ -38,8 +39,8 @@ constexpr double BATCH_BELOW_MS = 0.020;
 constexpr double BATCH_TARGET_MS = 0.5;
 constexpr int MAX_BATCH = 256;
 constexpr size_t MAX_BATCH_BYTES = size_t(1) << 30;
-constexpr int CALIBRATION_CALLS = 15;
-constexpr double MIN_SLACK_MS = 0.003;
+constexpr int CALIBRATION_CALLS = 25, CALIBRATION_DISCARDED = 5;  // the first calls still find caches and clocks cold
+constexpr double GPU_WARMUP_MS = 200;  // the GPU's clocks up before the calibration, as they are during the calls
 
 void check(cudaError_t error, const char* during) {
     if (error != cudaSuccess) die(EXIT_INTERNAL, std::string("CUDA error during ") + during + ": " + cudaGetErrorString(error));
@@ -220,8 +221,8 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
 
 struct Calibration {
     double overhead_ms = 0;  // median of (interval - the worker's event time) over calibration calls, one set
+    double spread_ms = 0;    // their interquartile range
     double per_set_ms = 0;   // each further set of a batch: making its inputs and copying its outputs
-    double slack_ms = 0;     // how far below the bound an honest claim may fall (the calibration's spread)
     double empty_call_ms = 0, empty_tail_ms = 0;  // the worker's events around an empty launch
 };
 
@@ -241,6 +242,15 @@ Fate empty_call(kjp::Reply* reply) {
     return fate != Fate::OK ? fate : frozen;
 }
 
+// Keeps the GPU busy for a while, so its clocks are up when the calibration starts.
+void warm_gpu() {
+    const double until = now_ms() + GPU_WARMUP_MS;
+    while (now_ms() < until) {
+        for (int i = 0; i < 8; ++i) flush_cache();
+        check(cudaStreamSynchronize(g_stream), "warming the GPU");
+    }
+}
+
 // The worker, still free of submission code, runs a kernel that reads every input and writes every output of
 // one set: its event time is true, so the interval's overhead is what the supervisor's clock saw beyond it.
 Fate calibrate(const Case& c, Calibration* cal) {
@@ -250,9 +260,10 @@ Fate calibrate(const Case& c, Calibration* cal) {
         Call one;
         Fate fate = call(c, kjp::EMPTY, unused + i, 1, true, &one);
         if (fate != Fate::OK) return fate;
-        overheads.push_back(one.wall_ms - one.reply.call_ms);
         kjp::Reply empty{};
         if ((fate = empty_call(&empty)) != Fate::OK) return fate;
+        if (i < CALIBRATION_DISCARDED) continue;
+        overheads.push_back(one.wall_ms - one.reply.call_ms);
         calls.push_back(empty.call_ms), tails.push_back(empty.tail_ms);
     }
     const int sets = std::min(sets_of(c), 8);
@@ -267,8 +278,8 @@ Fate calibrate(const Case& c, Calibration* cal) {
         sets_cost.push_back(std::max(0.0, (many - (now_ms() - one_start)) / (sets - 1)));
     }
     cal->overhead_ms = median_of(overheads);
+    cal->spread_ms = percentile(overheads, 0.75) - percentile(overheads, 0.25);
     cal->per_set_ms = sets_cost.empty() ? 0 : median_of(sets_cost);
-    cal->slack_ms = std::max(MIN_SLACK_MS, 3 * (percentile(overheads, 0.75) - percentile(overheads, 0.25)));
     cal->empty_call_ms = median_of(calls), cal->empty_tail_ms = median_of(tails);
     return Fate::OK;
 }
@@ -304,24 +315,24 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     const double started = now_ms();
     auto spent_ms = [&] { return now_ms() - started; };
     uint64_t index = 0;
-    int audits_left = std::max(1, c.audits), clamped = 0, batch = 1;
+    int audits_left = std::max(1, c.audits), batch = 1;
     std::vector<uint64_t> audited;
     std::vector<std::string> lines;
-    std::string bounds = "call claimed_ms bound_ms interval_ms\n";  // for the record: how close each claim came
+    std::string bounds = "call claimed_ms bound_ms interval_ms\n";  // what the grader checks the claims against
     auto one_call = [&](bool final_call, double* ms, double* tail) {
         Call one;
         Fate fate = call(c, kjp::CALL, index, batch, true, &one);
         if (fate != Fate::OK) return fate;
         const double claimed = one.reply.call_ms / batch;
         const double bound = (one.wall_ms - cal.overhead_ms - (batch - 1) * cal.per_set_ms) / batch;
-        const bool believed = std::isfinite(claimed) && claimed > 0 && claimed >= bound - cal.slack_ms / batch;
-        *ms = believed ? claimed : std::max(bound, 1e-6);
-        clamped += !believed;
-        char line[160];
-        std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f", (unsigned long long)index, claimed, bound,
-                      one.wall_ms);
-        bounds += std::string(line) + "\n";
+        *ms = std::isfinite(claimed) && claimed > 0 ? claimed : 0;  // zero or worse: a record the grader refuses
         *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms) : 0;
+        if (!final_call && *ms > 0) {
+            char line[160];
+            std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f", (unsigned long long)index, claimed, bound,
+                          one.wall_ms / batch);
+            bounds += std::string(line) + "\n";
+        }
         if (final_call || (audits_left > 1 && random64() % 3 == 0)) {
             const int set = final_call ? batch - 1 : (int)(random64() % batch);
             --audits_left;
@@ -344,7 +355,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
             if (hi <= lo * 1.02) break;
         }
     }
-    clamped = 0;  // warm-up calls are not samples
+    bounds.resize(bounds.find('\n') + 1);  // warm-up calls are not samples
     const double per_call = median_of(std::vector<double>(warm.end() - std::min<size_t>(3, warm.size()), warm.end()));
     if (per_call < BATCH_BELOW_MS)
         batch = std::clamp((int)std::ceil(BATCH_TARGET_MS / std::max(per_call, 1e-4)), 2, sets_of(c));
@@ -362,16 +373,14 @@ Fate run_bench(const Case& c, const Calibration& cal) {
         samples.push_back(ms);
         lines.push_back(format_times(this_call, ms, tail));
     }
-    const int sampled_clamped = clamped;
     Fate fate = one_call(true, &ms, &tail);  // indistinguishable from the others; not a sample
     if (fate != Fate::OK) return fate;
-    clamped = sampled_clamped;
     char header[320];
     std::snprintf(header, sizeof header,
-                  "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d bound_slack_ms %.6f "
-                  "clamped %d handshake_ms %.6f",
+                  "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d bound_overhead_ms %.6f "
+                  "bound_spread_ms %.6f",
                   batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.empty_tail_ms, warmup,
-                  cal.slack_ms / batch, clamped, cal.overhead_ms);
+                  cal.overhead_ms, cal.spread_ms);
     std::string text = std::string(header) + "\n";
     for (const std::string& line : lines) text += line + "\n";
     write_file(c.name + ".times", text.data(), text.size(), false);
@@ -404,6 +413,7 @@ int main(int argc, char** argv) {
     append_line("progress", "loading");
     Fate fate = share_region();
     std::vector<Calibration> calibrations(request.cases.size());
+    if (fate == Fate::OK) warm_gpu();
     for (size_t i = 0; fate == Fate::OK && i < request.cases.size(); ++i)
         if (request.cases[i].mode == "bench") fate = calibrate(request.cases[i], &calibrations[i]);
     if (fate == Fate::OK) {
