@@ -155,6 +155,48 @@ def per_head(attention):
     ).reshape(Q.shape)
 
 
+def attention_backward(q, k, v, do, matmul=torch.matmul, rounded=lambda x: x) -> torch.Tensor:
+    """dQ, dK, dV of one head (stacked) with P materialised, every product through `matmul`, its operands
+    through `rounded` (TF32, FP16)."""
+    scale = torch.tensor(1 / math.sqrt(q.shape[1]), dtype=F32)
+    q, k, v, do = (rounded(x) for x in (q, k, v, do))
+    p = torch.softmax(matmul(q, k.T) * scale, dim=1)
+    o = matmul(rounded(p), v)
+    ds = p * (matmul(do, v.T) - (do * o).sum(dim=1, keepdim=True))
+    return torch.stack([matmul(rounded(ds), k) * scale, matmul(rounded(ds).T, q) * scale, matmul(rounded(p).T, do)])
+
+
+def attention_backward_flash(q, k, v, do, tile: int = 64) -> torch.Tensor:
+    """Flash-style: a forward pass keeps only the log-sum-exp (base 2) and D_i = rowsum(dO * O); then tiles
+    of queries x keys recompute P = 2^(s - lse) and add their share to dQ, dK and dV in float32."""
+    scale = torch.tensor(1 / math.sqrt(q.shape[1]), dtype=F32)
+    qs = q * (scale * LOG2E)
+    lse = torch.logsumexp((qs @ k.T) / LOG2E, dim=1, keepdim=True) * LOG2E  # float32, base 2
+    o = attention_flash(q, k, v, tile)
+    delta = (do * o).sum(dim=1, keepdim=True)
+    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    for i in range(0, q.shape[0], tile):
+        for j in range(0, k.shape[0], tile):
+            p = torch.exp2(qs[i : i + tile] @ k[j : j + tile].T - lse[i : i + tile])
+            ds = p * (do[i : i + tile] @ v[j : j + tile].T - delta[i : i + tile])
+            dv[j : j + tile] += p.T @ do[i : i + tile]
+            dk[j : j + tile] += (ds.T @ q[i : i + tile]) * scale
+            dq[i : i + tile] += (ds @ k[j : j + tile]) * scale
+    return torch.stack([dq, dk, dv])
+
+
+def per_head_backward(backward):
+    """Apply a one-head backward to B x H x S x D tensors; the gradients stacked as 3 x B x H x S x D."""
+    return lambda Q, K, V, dO: torch.stack(
+        [backward(*xs) for xs in zip(*(x.reshape(-1, *x.shape[-2:]) for x in (Q, K, V, dO)))], dim=1
+    ).reshape(3, *Q.shape)
+
+
+def sdpa_backward(Q, K, V, dO) -> torch.Tensor:
+    q, k, v = (x.clone().requires_grad_() for x in (Q, K, V))
+    return torch.stack(torch.autograd.grad(torch.nn.functional.scaled_dot_product_attention(q, k, v), (q, k, v), dO))
+
+
 def conv2d_im2col(input, weight, matmul=torch.matmul) -> torch.Tensor:
     """A stride-1, unpadded convolution as one matmul: weight (K x CRS) times the unrolled patches (CRS x NPQ)."""
     (n, c, h, w), (k, _, r, s) = input.shape, weight.shape
@@ -211,6 +253,14 @@ FLOAT32 = {  # must pass everywhere
         "flash, tiles of 64 keys": per_head(causal_flash),
         "3xTF32": per_head(lambda q, k, v: causal_three_kernels(q, k, v, matmul=matmul_3xtf32)),
     },
+    "attention-backward": {
+        "torch float32 (autograd)": sdpa_backward,
+        "P materialised, sequential sums": per_head_backward(
+            lambda q, k, v, do: attention_backward(q, k, v, do, matmul=matmul_sequential)
+        ),
+        "flash recomputation, tiles of 64": per_head_backward(attention_backward_flash),
+        "3xTF32": per_head_backward(lambda q, k, v, do: attention_backward(q, k, v, do, matmul=matmul_3xtf32)),
+    },
 }
 
 LOW_PRECISION = {  # must fail on the large sets
@@ -240,6 +290,10 @@ LOW_PRECISION = {  # must fail on the large sets
     "causal-attention": {
         "TF32": per_head(lambda q, k, v: causal_three_kernels(tf32(q), tf32(k), tf32(v), round_p=tf32)),
         "FP16": per_head(lambda q, k, v: causal_three_kernels(fp16(q), fp16(k), fp16(v), round_p=fp16)),
+    },
+    "attention-backward": {
+        "TF32": per_head_backward(lambda q, k, v, do: attention_backward(q, k, v, do, rounded=tf32)),
+        "FP16": per_head_backward(lambda q, k, v, do: attention_backward(q, k, v, do, rounded=fp16)),
     },
 }
 
@@ -287,6 +341,14 @@ CASES = {
     "causal-attention": [
         ({"B": 1, "H": 1, "S": 1024, "D": 64}, True),
         ({"B": 1, "H": 1, "S": 512, "D": 128}, True),
+        ("primes", False),
+        ("d_one", False),
+        ("many_short_heads", False),
+        ("tiny_odd", False),
+    ],
+    "attention-backward": [
+        ({"B": 1, "H": 1, "S": 1024, "D": 64}, True),
+        ({"B": 1, "H": 1, "S": 256, "D": 128}, True),
         ("primes", False),
         ("d_one", False),
         ("many_short_heads", False),

@@ -12,7 +12,7 @@ def attention(Q, K, V, B, H, S, D, ahead=0):
     out = torch.empty_like(q)
     budget = 2**26  # float64 scores held at once: 512 MiB
     heads = max(1, budget // (S * S))  # whole heads at a time while they fit, else blocks of query rows
-    rows = S if S * S <= budget else budget // S
+    rows = S if budget >= S * S else budget // S
     for h0 in range(0, B * H, heads):
         h1 = min(B * H, h0 + heads)
         for i0 in range(0, S, rows):
@@ -36,8 +36,8 @@ def baseline(Q, K, V, B, H, S, D):
 
 def null_answers(Q, K, V, B, H, S, D):
     """Cheap wrong answers the tolerance must reject (row 0 of every head is exactly V's row 0)."""
-    O = attention(Q, K, V, B, H, S, D)
-    answers = {"zeros": torch.zeros_like(O)}
+    out = attention(Q, K, V, B, H, S, D)
+    answers = {"zeros": torch.zeros_like(out)}
     if S > 1:
         answers["no mask"] = attention(Q, K, V, B, H, S, D, ahead=S)
         answers["each query also sees the next key"] = attention(Q, K, V, B, H, S, D, ahead=1)
@@ -45,7 +45,7 @@ def null_answers(Q, K, V, B, H, S, D):
     if S > 1 and D > 1:
         answers["no 1/sqrt(D) scaling"] = attention(Q * math.sqrt(D), K, V, B, H, S, D)
     if B * H > 1:
-        first_head = O.clone()
+        first_head = out.clone()
         first_head.reshape(B * H, S, D)[1:] = 0
         answers["first head only"] = first_head
     return answers
