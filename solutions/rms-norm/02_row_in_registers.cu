@@ -33,6 +33,11 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
+// The reductions are passed to normalise_row as functors (not function pointers), so they inline.
+struct WarpSum {
+    __device__ __forceinline__ float operator()(float v) const { return warp_sum(v); }
+};
+
 // Block-wide sum; every thread gets it. `scratch` holds 33 floats. Safe to call twice in a row.
 __device__ __forceinline__ float block_sum(float v, float* scratch) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
@@ -84,7 +89,7 @@ __global__ void __launch_bounds__(32 * WARP_ROWS) rms_warp_rows(const float* __r
     const int row = blockIdx.x * WARP_ROWS + threadIdx.x / 32;
     if (row >= M) return;  // uniform over the warp
     const size_t offset = (size_t)row * N;
-    normalise_row<PACKS, VEC>(in + offset, weight, out + offset, N, threadIdx.x % 32, 32, warp_sum);
+    normalise_row<PACKS, VEC>(in + offset, weight, out + offset, N, threadIdx.x % 32, 32, WarpSum());
 }
 
 constexpr int BLOCK_THREADS = 256;
