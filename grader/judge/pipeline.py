@@ -46,7 +46,7 @@ TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over an empty ca
 # CUDA: a benchmark's claimed median (the worker's own events) is believed only if it is at least the median of
 # the supervisor's per-call lower bounds less this slack (docs/timing.md, "The CUDA track's clock").
 BOUND_SLACK_MIN_MS = 0.03
-BOUND_SLACK_SPREADS = 3.0  # times the interquartile range of the calibration's overheads
+BOUND_SLACK_FRACTION = 0.02  # of the claimed median; the slack is also never under the calibration's spread
 # Resident memory of the harness: 32 GiB, or half the machine where that is less (a limit above the RAM
 # lets a memory hog thrash into the wall clock instead of being stopped).
 HARNESS_MEMORY = min(32 << 30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
@@ -435,7 +435,7 @@ def _judge_benchmarks(
         if track == "cuda":
             if bound_ms is None:
                 return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
-            slack_ms = max(BOUND_SLACK_MIN_MS, BOUND_SLACK_SPREADS * header["bound_spread_ms"])
+            slack_ms = max(BOUND_SLACK_MIN_MS, BOUND_SLACK_FRACTION * median_ms, header["bound_spread_ms"])
             if median_ms < bound_ms - slack_ms:
                 return Status.REJECTED, (
                     f"{name}: the program's own timer claims {median_ms * 1e3:.2f} us per call, but the judge's "

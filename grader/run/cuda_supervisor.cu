@@ -17,11 +17,12 @@
 //      between calls (a kernel that never ends, watching for the next inputs), is inside this interval, or it
 //      is not in the snapshot, which is what the audits check;
 //   3. writes the worker's own CUDA-event time of each call (precise, and what ncu sees) as the sample, and
-//      beside it the call's lower bound by its own clock: the interval less its overhead, calibrated with
-//      the same steps around a kernel of the worker's own that reads the inputs and writes the outputs,
-//      before any submission code was loaded (interval minus that kernel's true event time). The grader
-//      believes a benchmark's claimed median only if it is not below the bounds' median by more than a slack
-//      (grader/judge/pipeline.py): a forged timer gains at most that (docs/timing.md).
+//      beside it the call's lower bound by its own clock: the interval less its own GPU work in it (its
+//      events; never more than calibrated) and less the rest (signals, wake-ups, the freeze: CPU time),
+//      calibrated with the same steps around a kernel of the worker's own that reads the inputs and writes
+//      the outputs, before any submission code was loaded. The grader believes a benchmark's claimed median
+//      only if it is not below the bounds' median by more than a slack (grader/judge/pipeline.py): a forged
+//      timer gains at most that (docs/timing.md).
 // Audits are picked with getrandom() after the call; every record is written into the trusted folder.
 //
 // Usage: cuda_supervisor CONTROL_FD PIDFD, the request (supervision.h) on stdin.
@@ -41,6 +42,7 @@ constexpr int MAX_BATCH = 256;
 constexpr size_t MAX_BATCH_BYTES = size_t(1) << 30;
 constexpr int CALIBRATION_CALLS = 25, CALIBRATION_DISCARDED = 5;  // the first calls still find caches and clocks cold
 constexpr double GPU_WARMUP_MS = 200;  // the GPU's clocks up before the calibration, as they are during the calls
+constexpr double OWN_GPU_ALLOWANCE = 1.05;  // the supervisor's GPU work may take this much longer than calibrated
 
 void check(cudaError_t error, const char* during) {
     if (error != cudaSuccess) die(EXIT_INTERNAL, std::string("CUDA error during ") + during + ": " + cudaGetErrorString(error));
@@ -188,8 +190,17 @@ void flush_cache() {
 
 struct Call {
     double wall_ms = 0;  // the supervisor's clock: inputs made .. outputs copied
+    double own_gpu_ms = 0;  // of that, the supervisor's own GPU work (inputs, flush, snapshot), by its events
     kjp::Reply reply{};  // the worker's claim (call_ms, tail_ms over the whole batch)
 };
+
+cudaEvent_t g_marks[4];
+
+double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, from, to), "reading the supervisor's events");
+    return ms;
+}
 
 // One call of `kind` (CALL or EMPTY) on `sets` sets of the case's buffers, inputs of calls index.. .
 Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Call* out) {
@@ -205,26 +216,43 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
     Fate fate = nothing_pending();
     if (fate != Fate::OK) return fate;
     const double start = now_ms();
+    check(cudaEventRecord(g_marks[0], g_stream), "making the inputs");
     prepare(c, index, sets);
     if (timed) flush_cache();
+    check(cudaEventRecord(g_marks[1], g_stream), "making the inputs");
     check(cudaStreamSynchronize(g_stream), "making the inputs");
     thaw();
     send_go(go);
     fate = receive(kjp::DONE, index, &out->reply);
     Fate frozen = freeze();
+    check(cudaEventRecord(g_marks[2], g_stream), "keeping the outputs");
     if (fate == Fate::OK && frozen == Fate::OK) snapshot(c, sets, timed);
+    check(cudaEventRecord(g_marks[3], g_stream), "keeping the outputs");
+    check(cudaStreamSynchronize(g_stream), "keeping the outputs");
     out->wall_ms = now_ms() - start;
+    out->own_gpu_ms = elapsed_ms(g_marks[0], g_marks[1]) + elapsed_ms(g_marks[2], g_marks[3]);
     return fate != Fate::OK ? fate : frozen;
 }
 
 // --- the calibration: the same steps around an empty kernel, before the submission is loaded -----------------
 
+// The interval of a call = the worker's work + the supervisor's own GPU work + the rest (signals, wake-ups,
+// the freeze, synchronisations: CPU time). The calibration measures the rest, and the supervisor's GPU work
+// per set, while the worker is still free of submission code.
 struct Calibration {
-    double overhead_ms = 0;  // median of (interval - the worker's event time) over calibration calls, one set
-    double spread_ms = 0;    // their interquartile range
-    double per_set_ms = 0;   // each further set of a batch: making its inputs and copying its outputs
+    double rest_ms = 0;     // median of (interval - the worker's event time - the supervisor's GPU work)
+    double spread_ms = 0;   // the interquartile range of that
+    double own_gpu_ms = 0;  // median of the supervisor's GPU work for one set
     double empty_call_ms = 0, empty_tail_ms = 0;  // the worker's events around an empty launch
 };
+
+// The least time the worker's work of a call can have taken: the interval less the rest, and less the
+// supervisor's own GPU work as its events measured it in this call, but never more of that than the
+// calibration found (work of the worker's that ran alongside, time-sliced, is not subtracted).
+double lower_bound_ms(const Call& one, const Calibration& cal, int sets) {
+    const double own = std::min(one.own_gpu_ms, OWN_GPU_ALLOWANCE * cal.own_gpu_ms * sets);
+    return one.wall_ms - cal.rest_ms - own;
+}
 
 double percentile(std::vector<double> v, double q) {
     std::sort(v.begin(), v.end());
@@ -254,7 +282,7 @@ void warm_gpu() {
 // The worker, still free of submission code, runs a kernel that reads every input and writes every output of
 // one set: its event time is true, so the interval's overhead is what the supervisor's clock saw beyond it.
 Fate calibrate(const Case& c, Calibration* cal) {
-    std::vector<double> overheads, calls, tails, sets_cost;
+    std::vector<double> rests, own, calls, tails;
     const uint64_t unused = ~uint64_t(0) - CALIBRATION_CALLS;  // inputs no call of the case will ever get
     for (int i = 0; i < CALIBRATION_CALLS; ++i) {
         Call one;
@@ -263,23 +291,13 @@ Fate calibrate(const Case& c, Calibration* cal) {
         kjp::Reply empty{};
         if ((fate = empty_call(&empty)) != Fate::OK) return fate;
         if (i < CALIBRATION_DISCARDED) continue;
-        overheads.push_back(one.wall_ms - one.reply.call_ms);
+        rests.push_back(one.wall_ms - one.reply.call_ms - one.own_gpu_ms);
+        own.push_back(one.own_gpu_ms);
         calls.push_back(empty.call_ms), tails.push_back(empty.tail_ms);
     }
-    const int sets = std::min(sets_of(c), 8);
-    for (int i = 0; sets > 1 && i < 5; ++i) {
-        const double start = now_ms();
-        prepare(c, unused, sets);
-        snapshot(c, sets, true);
-        const double many = now_ms() - start;
-        const double one_start = now_ms();
-        prepare(c, unused, 1);
-        snapshot(c, 1, true);
-        sets_cost.push_back(std::max(0.0, (many - (now_ms() - one_start)) / (sets - 1)));
-    }
-    cal->overhead_ms = median_of(overheads);
-    cal->spread_ms = percentile(overheads, 0.75) - percentile(overheads, 0.25);
-    cal->per_set_ms = sets_cost.empty() ? 0 : median_of(sets_cost);
+    cal->rest_ms = median_of(rests);
+    cal->spread_ms = percentile(rests, 0.75) - percentile(rests, 0.25);
+    cal->own_gpu_ms = median_of(own);
     cal->empty_call_ms = median_of(calls), cal->empty_tail_ms = median_of(tails);
     return Fate::OK;
 }
@@ -324,7 +342,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
         Fate fate = call(c, kjp::CALL, index, batch, true, &one);
         if (fate != Fate::OK) return fate;
         const double claimed = one.reply.call_ms / batch;
-        const double bound = (one.wall_ms - cal.overhead_ms - (batch - 1) * cal.per_set_ms) / batch;
+        const double bound = lower_bound_ms(one, cal, batch) / batch;
         *ms = std::isfinite(claimed) && claimed > 0 ? claimed : 0;  // zero or worse: a record the grader refuses
         *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms) : 0;
         if (!final_call && *ms > 0) {
@@ -377,10 +395,10 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     if (fate != Fate::OK) return fate;
     char header[320];
     std::snprintf(header, sizeof header,
-                  "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d bound_overhead_ms %.6f "
-                  "bound_spread_ms %.6f",
+                  "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d bound_rest_ms %.6f "
+                  "bound_spread_ms %.6f bound_own_gpu_ms %.6f",
                   batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.empty_tail_ms, warmup,
-                  cal.overhead_ms, cal.spread_ms);
+                  cal.rest_ms, cal.spread_ms, cal.own_gpu_ms);
     std::string text = std::string(header) + "\n";
     for (const std::string& line : lines) text += line + "\n";
     write_file(c.name + ".times", text.data(), text.size(), false);
@@ -408,6 +426,7 @@ int main(int argc, char** argv) {
     check(cudaSetDevice(0), "device start");
     check(cudaFree(nullptr), "device start");
     check(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking), "device start");
+    for (cudaEvent_t& mark : g_marks) check(cudaEventCreate(&mark), "device start");
     allocate(request.cases);
 
     append_line("progress", "loading");
