@@ -11,7 +11,7 @@ import pytest
 from grader.perf import roofline
 from grader.perf.ceilings import Ceilings
 from grader.problems.spec import load_problem
-from grader.profile import ncu, parse, session
+from grader.profile import ncu, parse, session, summary
 from grader.profile.model import Profile, schema_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,3 +144,27 @@ def test_the_profiled_request_is_one_call_of_the_benchmark():
     text = capture.request_text(problem, session.benchmark(problem, "square_8k"), 0xABC)
     assert "case square_8k check abc 1" in text.splitlines()
     assert sum(line.startswith("case ") for line in text.splitlines()) == 1
+
+
+def test_stalls_and_scattered_loads_from_other_metric_names():
+    launch = parse.Launch(
+        id=0,
+        name="k(float *)",
+        grid="(1024, 1, 1)",
+        metrics={
+            "smsp__pcsamp_warps_issue_stalled_long_scoreboard": 900.0,
+            "smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued": 5.0,
+            "smsp__pcsamp_warps_issue_stalled_barrier": 100.0,
+            "smsp__pcsamp_warps_issue_stalled_selected": 400.0,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 3200.0,
+            "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 100.0,
+            "gpu__time_duration.sum": 1e-3,
+            "dram__bytes.sum.per_second": 1e12,
+        },
+    )
+    k = summary.kernel(launch, H100)
+    assert [(s.reason, s.share) for s in k.stalls] == [("long_scoreboard", 0.9), ("barrier", 0.1)]
+    assert k.stalls[0].metric == "smsp__pcsamp_warps_issue_stalled_long_scoreboard"
+    assert k.dram_bytes == pytest.approx(1e9)
+    assert k.global_load_sectors_per_request == 32
+    assert any("touches 32 32-byte sectors" in sentence for sentence in k.advice)

@@ -20,6 +20,7 @@ BUSY_PCT = 60.0  # a throughput this close to speed of light is the limit
 IDLE_PCT = 40.0  # both below this: neither memory nor compute is busy (latency-bound)
 COALESCED_PCT = 60.0  # global-load sector efficiency below this wastes most fetched bytes
 LOW_OCCUPANCY_PCT = 30.0
+SCATTERED_SECTORS = 16  # sectors per warp-wide load above a coalesced float4's: scattered addresses
 STALL_HINTS = {
     "long_scoreboard": "warps wait on global or local memory: keep more independent loads in flight per thread "
     "(unroll, vectorise) or run more warps",
@@ -70,6 +71,11 @@ def for_kernel(k: KernelProfile, sms: int = 132) -> list[str]:
         said.append(
             f"global loads are {what}{efficiency:.0f}% sector-efficient (of each 32-byte sector fetched, "
             f"{efficiency:.0f}% is used): coalesce (neighbouring threads read neighbouring addresses) or vectorise"
+        )
+    elif efficiency is None and (spr := k.global_load_sectors_per_request) is not None and spr > SCATTERED_SECTORS:
+        said.append(
+            f"each warp-wide global load touches {spr:.0f} 32-byte sectors (a coalesced float load touches 4, a "
+            "float4 load 16): neighbouring threads should read neighbouring addresses"
         )
     elif width is not None and width < 8 and memory is not None and memory >= BUSY_PCT:
         said.append(f"global loads are {width:.0f}-byte: vectorise them (float4) to move the same bytes in fewer loads")

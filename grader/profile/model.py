@@ -21,10 +21,9 @@ class _Strict(BaseModel):
 
 class Stall(_Strict):
     reason: str = Field(description="ncu's stall reason, e.g. long_scoreboard (waiting on global or local memory)")
-    cycles_per_instruction: float = Field(
-        description="average cycles a warp spent stalled for it per issued instruction"
-    )
-    share: float = Field(description="its fraction of all stall cycles (0..1)")
+    value: float = Field(description="the reason's figure in the metric ncu reported it by (see `metric`)")
+    metric: str = Field(description="that metric, e.g. smsp__average_warps_issue_stalled_*_per_issue_active.ratio")
+    share: float = Field(description="its fraction of all stall reasons' figures (0..1)")
 
 
 class Occupancy(_Strict):
@@ -61,6 +60,10 @@ class KernelProfile(_Strict):
     l2_hit_pct: float | None = None
     global_load_bytes_per_instruction: float | None = Field(
         default=None, description="bytes one thread loads per global load (4: scalar float, 16: float4)"
+    )
+    global_load_sectors_per_request: float | None = Field(
+        default=None,
+        description="32-byte sectors one warp-wide global load touches (4: coalesced float, 32: scattered)",
     )
     global_load_sector_efficiency_pct: float | None = Field(
         default=None, description="bytes used of each 32-byte sector fetched by global loads (100: fully coalesced)"

@@ -24,8 +24,12 @@ LIMITERS = {  # launch__occupancy_limit_<key>: blocks per SM this resource allow
     "warps": "block_size",
     "blocks": "blocks_per_sm",
 }
-_STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$")
-_SAMPLED_STALL = re.compile(r"^smsp__pcsamp_warps_issue_stalled_(\w+)$")
+STALL_FAMILIES = [  # the first family ncu reported is used; names differ between ncu versions
+    re.compile(r"^smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio$"),
+    re.compile(r"^smsp__average_warp_latency_issue_stalled_(\w+?)\.ratio$"),
+    re.compile(r"^smsp__warp_issue_stalled_(\w+?)_per_warp_active\.pct$"),
+    re.compile(r"^smsp__pcsamp_warps_issue_stalled_(\w+)$"),  # sampled counts (SourceCounters)
+]
 _TENSOR = re.compile(r"^sm__pipe_tensor\w*\.(?:avg\.)?pct_of_peak_sustained_(?:active|elapsed)$")
 NOT_STALLS = ("selected", "not_issued")
 
@@ -36,6 +40,8 @@ def kernel(launch: Launch, ceilings: Ceilings) -> KernelProfile:
     if dram is None and launch.get("dram__bytes_read.sum") is not None:
         dram = (launch.get("dram__bytes_read.sum") or 0) + (launch.get("dram__bytes_write.sum") or 0)
     dram_rate = launch.get("dram__bytes.sum.per_second") or (dram / seconds if dram is not None and seconds else None)
+    if dram is None and dram_rate is not None and seconds:
+        dram = dram_rate * seconds
     flops_rate = _fp32_rate(launch, seconds)
     static, dynamic = (
         launch.get("launch__shared_mem_per_block_static"),
@@ -70,6 +76,11 @@ def kernel(launch: Launch, ceilings: Ceilings) -> KernelProfile:
         stalls=stalls(launch),
     )
     profile.global_load_bytes_per_instruction = _load_width(launch, profile.global_load_sector_efficiency_pct)
+    sectors, requests = (
+        launch.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+        launch.get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+    )
+    profile.global_load_sectors_per_request = sectors / requests if sectors is not None and requests else None
     profile.advice = advice.for_kernel(profile, sms=int(launch.get("device__attribute_multiprocessor_count") or 132))
     return profile
 
@@ -145,18 +156,18 @@ def _load_width(launch: Launch, efficiency_pct: float | None) -> float | None:
 
 
 def stalls(launch: Launch) -> list[Stall]:
-    """The top stall reasons: cycles per issued instruction (WarpStateStats), else sampled counts."""
-    found = {m.group(1): v for k, v in launch.metrics.items() if (m := _STALL.match(k)) and v is not None}
-    if not found:
+    """The top stall reasons, from the first family of stall metrics ncu reported."""
+    for family in STALL_FAMILIES:
         found = {
-            m.group(1): v
-            for k, v in launch.metrics.items()
-            if (m := _SAMPLED_STALL.match(k)) and not k.endswith("_not_issued")
+            m.group(1): (k, v)
+            for k, v in sorted(launch.metrics.items())
+            if (m := family.match(k)) and not k.endswith("_not_issued") and m.group(1) not in NOT_STALLS and v > 0
         }
-    found = {reason: v for reason, v in found.items() if reason not in NOT_STALLS and v > 0}
-    total = sum(found.values())
-    ranked = sorted(found.items(), key=lambda item: -item[1])[:TOP_STALLS]
-    return [Stall(reason=r, cycles_per_instruction=v, share=v / total) for r, v in ranked]
+        if found:
+            total = sum(v for _, v in found.values())
+            ranked = sorted(found.items(), key=lambda item: -item[1][1])[:TOP_STALLS]
+            return [Stall(reason=r, value=v, metric=k, share=v / total) for r, (k, v) in ranked]
+    return []
 
 
 def profile(
