@@ -128,6 +128,20 @@ site() {
     echo "==== grader submit softmax $f --profile"
     timeout 500 $G submit softmax "$f" --profile | tail -25
   done
+  echo "==== PyTorch's softmax baseline (graph replay and eager), stored as the board's baseline row"
+  "$PY" - <<'EOF'
+from grader.build.toolchain import detect
+from grader.perf import bench
+from grader.problems.spec import load_problem
+from grader.records import storage
+problem, gpu = load_problem("softmax"), detect().gpu
+timed = [bench.time_baseline(problem, b) for b in problem.benchmarks_for("cuda")]
+device = {"name": gpu.name, "driver": gpu.driver, "compute_capability": gpu.compute_capability}
+storage.save_baseline("softmax", device, "cuda", timed, source="problems/softmax/reference.py: baseline")
+for r in timed:
+    print(f"{r.name:12} graph {r.median_us:10.2f} us  eager {r.eager_us or 0:10.2f} us  {r.mode}")
+EOF
+  $G leaderboard softmax
   $G leaderboard softmax --by sol
   $G render --out "$OUT/site" && tar -C "$OUT" -czf "$OUT/site.tar.gz" site && ls "$OUT/site/submissions" | head
 }
