@@ -7,8 +7,9 @@
 #   make docker-cuda-local           docker-base, then CUDA_IMAGE on it: nvcc and the CUDA runtime from NVIDIA's wheels
 #   make docker-host-cuda            CUDA_IMAGE from this host's own g++ and CUDA install, no registry, no network
 #                                    (scripts/host_image.py: a GPU node with an engine and nothing to pull or download)
-#   make debs DEBS=/tmp/debs         Debian's docker.io and what dockerd needs, as .debs and a slim bundle
-#                                    DEBS/docker-engine.tar.xz (scripts/device-docker.sh starts an engine from it)
+#   make debs                        Debian's docker.io and what dockerd needs, as .debs in DEBS (/tmp/kj-debs), and
+#                                    the slim bundle ENGINE/docker-engine.tar.xz (.engine/, about 30 MB) that
+#                                    scripts/device-docker.sh starts an engine from
 #   make docker-grade PROBLEM=softmax FILE=solutions/softmax/02_openmp.cpp
 #                                    grade FILE with every compile and run in a container of IMAGE
 #   make docker-clean                remove IMAGE, the local base and its cached tarball
@@ -47,7 +48,8 @@ CUDA_IMAGE ?= kerneljudge-cuda:local
 CUDA_TORCH_SPEC ?= none
 # The engine's packages for a machine without one (scripts/device-docker.sh): docker.io, containerd, runc, tini, and the
 # libraries dockerd and runc link that a minimal host may lack.
-DEBS ?= .debs
+DEBS ?= /tmp/kj-debs
+ENGINE ?= .engine
 ENGINE_DEBS ?= docker.io containerd runc tini libdevmapper1.02.1 libseccomp2 libsystemd0 libudev1 libcap2 libgcrypt20 \
   libgpg-error0 liblzma5 libzstd1 liblz4-1 libselinux1 libpcre2-8-0
 ENGINE_FILES ?= usr/sbin/dockerd usr/bin/containerd usr/bin/containerd-shim-runc-v2 usr/sbin/runc usr/bin/tini-static \
@@ -108,14 +110,14 @@ docker-cuda-local: docker-base ## the CUDA image on that base: nvcc and the CUDA
 docker-host-cuda: ## CUDA_IMAGE from this host's g++ and CUDA install (no registry, no network)
 	$(PYTHON3) "$(KJ_ROOT)/scripts/host_image.py" --tag $(CUDA_IMAGE)
 
-debs: ## docker.io and what dockerd needs, as .debs in DEBS, and the slim bundle DEBS/docker-engine.tar.xz
-	@set -e; mkdir -p "$(DEBS)"; cd "$(DEBS)"; rm -f *.deb; \
+debs: ## docker.io and what dockerd needs, as .debs in DEBS, and the slim bundle ENGINE/docker-engine.tar.xz
+	@set -e; mkdir -p "$(DEBS)" "$(ENGINE)"; bundle="$(abspath $(ENGINE))/docker-engine.tar.xz"; cd "$(DEBS)"; rm -f *.deb; \
 	apt-get download $(ENGINE_DEBS) 2>&1 | grep -v '^W: Download is performed unsandboxed' || true; \
 	ls *.deb > /dev/null; root=$$(mktemp -d); trap 'rm -rf "$$root"' EXIT; \
 	for deb in *.deb; do dpkg-deb -x "$$deb" "$$root"; done; \
 	files=""; for f in $(ENGINE_FILES); do [ -e "$$root/$$f" ] && files="$$files $$f"; done; \
-	tar -C "$$root" -cf - $$files | xz -T0 -9 > docker-engine.tar.xz.part && mv docker-engine.tar.xz.part docker-engine.tar.xz; \
-	echo "$(DEBS)/: $$(ls *.deb | wc -l) .debs, $$(du -ch *.deb | tail -1 | cut -f1); docker-engine.tar.xz $$(du -h docker-engine.tar.xz | cut -f1)"
+	tar -C "$$root" -cf - $$files | xz -T0 -9 > "$$bundle.part" && mv "$$bundle.part" "$$bundle"; \
+	echo "$(DEBS)/: $$(ls *.deb | wc -l) .debs, $$(du -ch *.deb | tail -1 | cut -f1); $$bundle: $$(du -h "$$bundle" | cut -f1)"
 
 docker-grade: $(if $(VENV),setup) ## grade FILE with every compile and run in a container of IMAGE
 	@test -n "$(FILE)" || { echo "usage: make docker-grade PROBLEM=softmax FILE=path/to/solution.cpp [IMAGE=...]" >&2; exit 2; }

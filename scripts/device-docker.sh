@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The container sandbox on a GPU node with no Docker engine and no network (issue 19), from the repo root. It
 #   setup     make setup offline from wheelhouse/ (which must hold the docker SDK: make wheelhouse), unless done
-#   engine    starts dockerd from Debian's packages carried here (make debs DEBS=.debs on a machine with apt:
-#             .debs/docker-engine.tar.xz, or the .debs themselves), in a private prefix, without network or iptables
+#   engine    starts dockerd from Debian's packages carried here (make debs on a machine with apt: the bundle
+#             .engine/docker-engine.tar.xz, else the .debs in $DEBS), in a private prefix, without network or iptables
 #   image     builds the CUDA grader image from this host's own g++ and CUDA install (scripts/host_image.py)
 #   doctor    grader doctor with that image: which sandbox and which GPU path, and why
 #   submit    grader submit attention <top rung> --sandbox docker --json, then local, each twice (the second cached):
@@ -10,15 +10,18 @@
 #   fixtures  the CUDA fixtures (tests/fixtures, tests/adversarial) graded in both sandboxes, verdicts compared
 #   validate  grader validate-timing VT_PROBLEMS with the container, then with the local sandbox
 # Steps are the arguments (default: all, in that order); each is time-limited and logged to $OUT/<step>.log, so one
-# failure hides nothing of the rest. Where the engine cannot start, the log says why and what an operator's host needs.
+# failure hides nothing of the rest. All of them take about 6-8 min of a GPU machine; in two calls of a warm machine:
+#   bash scripts/device-docker.sh setup engine image doctor submit      then      bash scripts/device-docker.sh engine image fixtures validate
+# (engine and image are kept under /tmp and reused while the machine is the same). Where the engine cannot start, the log says why and what an operator's host needs.
 set -uo pipefail
 OUT=${OUT:-$PWD/.out}
 mkdir -p "$OUT"
+ENGINE=${ENGINE:-.engine}
 DEBS=${DEBS:-.debs}
 PREFIX=${PREFIX:-/tmp/kj-docker}
 TAG=${TAG:-kerneljudge-cuda:host}
 VT_PROBLEMS=${VT_PROBLEMS:-attention}
-FIXTURE_BUDGET_S=${FIXTURE_BUDGET_S:-150}
+FIXTURE_BUDGET_S=${FIXTURE_BUDGET_S:-180}
 G=.venv/bin/grader
 PY=.venv/bin/python
 export PYTHONUNBUFFERED=1 KERNELJUDGE_DATA=${KERNELJUDGE_DATA:-/tmp/kj-data} DOCKER_HOST=unix://$PREFIX/docker.sock
@@ -41,17 +44,21 @@ start_engine() {
   if engine_up > /dev/null; then echo "an engine already answers at $DOCKER_HOST"; info; return 0; fi
   local root=$PREFIX/root
   mkdir -p "$root"
-  if [ -s "$DEBS/docker-engine.tar.xz" ]; then
-    tar -C "$root" -xJf "$DEBS/docker-engine.tar.xz" || return 1
+  if [ -s "$ENGINE/docker-engine.tar.xz" ]; then
+    tar -C "$root" -xJf "$ENGINE/docker-engine.tar.xz" 2> /dev/null \
+      || "$PY" -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$ENGINE/docker-engine.tar.xz" "$root" \
+      || return 1
   elif ls "$DEBS"/*.deb > /dev/null 2>&1; then
     for deb in "$DEBS"/*.deb; do dpkg-deb -x "$deb" "$root" || return 1; done
   else
-    echo "no $DEBS/docker-engine.tar.xz and no .debs in $DEBS: run 'make debs DEBS=$DEBS' on a machine with apt"
+    echo "no $ENGINE/docker-engine.tar.xz and no .debs in $DEBS: run 'make debs ENGINE=$ENGINE' on a machine with apt"
     return 1
   fi
   export PATH=$root/usr/sbin:$root/usr/bin:$PATH
   local libs=$root/usr/lib/x86_64-linux-gnu:$root/lib/x86_64-linux-gnu
-  echo "kernel $(uname -r); cgroup: $(stat -fc %T /sys/fs/cgroup); /tmp on $(stat -fc %T /tmp); uid $(id -u)"
+  echo "kernel $(uname -r); cgroup: $(stat -fc %T /sys/fs/cgroup); /tmp on $(stat -fc %T /tmp); uid $(id -u);" \
+    "AppArmor: $(cat /sys/module/apparmor/parameters/enabled 2> /dev/null || echo none)$(command -v apparmor_parser > /dev/null && echo ', apparmor_parser there')"
+  ls -l /dev/nvidia* 2> /dev/null | head -8
   echo "missing libraries of dockerd on this host (carried ones are used): $(ldd "$root/usr/sbin/dockerd" | grep -c 'not found')"
   for driver in overlay2:"$PREFIX/data" overlay2:/dev/shm/kj-docker-data vfs:"$PREFIX/data-vfs"; do
     local name=${driver%%:*} data=${driver#*:}
@@ -89,7 +96,11 @@ EOF
 }
 
 build_image() {
-  "$PY" scripts/host_image.py --tag "$TAG" || return 1
+  if [ -z "${REBUILD:-}" ] && "$PY" -c "import docker; docker.from_env().images.get('$TAG')" 2> /dev/null; then
+    echo "$TAG is there (REBUILD=1 makes it again)"
+  else
+    "$PY" scripts/host_image.py --tag "$TAG" || return 1
+  fi
   "$PY" -c "import docker; i = docker.from_env().images.get('$TAG'); print('$TAG', i.id[:19], round(i.attrs['Size'] / 2**20), 'MiB')"
 }
 
@@ -121,7 +132,7 @@ EOF
 }
 
 export -f engine_up start_engine info build_image submit_both validate_both
-export OUT DEBS PREFIX TAG VT_PROBLEMS G PY
+export OUT ENGINE DEBS PREFIX TAG VT_PROBLEMS G PY
 for s in ${@:-setup engine image doctor submit fixtures validate}; do case $s in
   setup)    [ -x $G ] && "$PY" -c 'import docker' 2> /dev/null && echo "== setup: already done" \
               || step setup 180 make setup PYTHON=${PYTHON:-python3} ;;

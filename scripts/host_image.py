@@ -215,8 +215,8 @@ def write_tar(tree: Tree, home: str, out) -> int:
             if os.path.isfile(path) and not os.path.islink(path):
                 size += os.path.getsize(path)
         extra = dict(ETC)
-        if canon("/usr/local/cuda") not in tree.paths:
-            extra["usr/local/cuda"] = home  # a link to the install
+        if home != "/usr/local/cuda" and canon("/usr/local/cuda") not in tree.paths:
+            extra["usr/local/cuda"] = home  # a link to the install, where the image's PATH looks
         for name, text in extra.items():
             info = tarfile.TarInfo(name)
             if name == "usr/local/cuda":

@@ -106,3 +106,21 @@ print("path", os.environ["LD_LIBRARY_PATH"])
     assert said["path"].endswith(docker_gpu.LIBRARY_DIR)
     assert "GPU 0 only" in outcome.isolation
     assert library.read_text() == "fake driver\n"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_without_a_gpu_path_the_cuda_track_is_refused_with_the_reason():
+    version, why = container.engine()
+    if version is None:
+        pytest.skip(f"no Docker engine ({why})")
+    if docker_engine.image_id(TEST_IMAGE) is None:
+        pytest.skip(f"no {TEST_IMAGE} (tests/test_container.py builds it)")
+    if os.path.exists("/dev/nvidiactl") or docker_engine.nvidia_runtime():
+        pytest.skip("this host can give a container its GPU")
+    ok, why = container.available(gpu=True, image=TEST_IMAGE)
+    assert not ok and "no container can have a GPU" in why and "/dev/nvidiactl" in why
+    with pytest.raises(RuntimeError, match="no container can have a GPU"):
+        container.choose("docker", "cuda", image=TEST_IMAGE)
+    backend, how = container.choose("auto", "cuda", image=TEST_IMAGE)
+    assert backend.kind == "local" and "no container can have a GPU" in how

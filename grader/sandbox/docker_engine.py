@@ -16,6 +16,7 @@ from grader import settings
 LABEL = "kerneljudge.sandbox"  # on every container: owner() of the grader that started it
 NOBODY = 65534  # the user a root grader's run gets when no uid was given
 API_TIMEOUT_S = 60  # one call to the engine; a wait for a running container passes its own
+POOL_SIZE = 64  # connections kept to the engine: one per concurrent call (grade-many's compile pool)
 
 _lock = threading.Lock()
 _clients: dict[int, Any] = {}
@@ -44,7 +45,7 @@ def client() -> Any:
             except ImportError as error:  # a broken install: pyproject.toml lists docker
                 raise EngineError(f"the docker Python package is not installed ({error})") from error
             try:
-                found = docker.from_env(timeout=API_TIMEOUT_S)
+                found = docker.from_env(timeout=API_TIMEOUT_S, max_pool_size=POOL_SIZE)
             except (docker.errors.DockerException, OSError) as error:
                 raise EngineError(f"no Docker engine reachable ({_first_line(error)})") from error
             _clients[os.getpid()] = found
