@@ -6,7 +6,8 @@
 # Steps (each logs to $OUT/<step>.log; each fits one 10-minute command on its own):
 #   check     ncu's version, the driver's profiling permission, ncu in the sandbox on one rung (and why not)
 #   ladders   grader profile --json --raw --export-run for every CUDA rung of PROBLEMS (default: all), sandboxed,
-#             or --unsandboxed where `check` found the sandbox refusing ncu; then the table of each (--show)
+#             or --unsandboxed where `check` found the sandbox refusing ncu; then the table of each (--show).
+#             Split it over calls with PROBLEMS="softmax matmul" etc. if one call would pass 10 minutes
 #   direct    ncu run by hand on the top rungs' exported harness+library, compared with grader profile's figures
 #   fixtures  one naive and one top rung's .ncu-rep, CSV and JSON copied to $OUT/fixtures/ (test fixtures)
 #   baselines PyTorch's first benchmark per problem: CUDA-graph replay against the eager call; the gpu tests
@@ -19,9 +20,12 @@ make setup PYTHON=python3 >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log";
 G=.venv/bin/grader
 PY=.venv/bin/python
 PROBLEMS=${PROBLEMS:-$(ls problems | grep -v '^ORDER$')}
-PROFILES=$OUT/profiles
-MODE_FILE=$OUT/profile-mode  # "" (sandboxed) or "--unsandboxed", decided by `check`
-mkdir -p "$PROFILES"
+# Profiles are kept outside $OUT (a fresh folder each call) while the machine stays warm, so a later call's steps
+# reuse them; any step that finds one missing makes it itself. Each step copies what it made to $OUT/profiles.
+PROFILES=${PROFILE_WORK:-/tmp/kj-profile}
+MODE_FILE=$PROFILES/mode  # "" (sandboxed) or "--unsandboxed", decided by `check` (else decided on first use)
+mkdir -p "$PROFILES" "$OUT/profiles"
+keep() { cp -r "$PROFILES"/. "$OUT/profiles/" 2>/dev/null; rm -rf "$OUT"/profiles/*.run/runner "$OUT"/profiles/*.run/lib.so; }
 ncu_bin() {
   local found; found=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort | tail -1)
   echo "${found:-/usr/local/cuda/bin/ncu}"
@@ -46,17 +50,26 @@ check() {
   fi
 }
 
+mode() {  # the sandbox question, answered once: sandboxed if ncu works there, else --unsandboxed (ladders only)
+  [ -f "$MODE_FILE" ] || check >"$OUT/check.log" 2>&1
+  cat "$MODE_FILE"
+}
+
+profile_one() {  # profile_one FILE: JSON, .ncu-rep and the exported run under $PROFILES, then its table
+  local f=$1 slug rung; slug=$(basename "$(dirname "$f")"); rung=$(basename "$f" .cu); local name=$slug-$rung
+  local mode; mode=$(mode); local t0=$SECONDS
+  timeout 400 $G profile "$slug" "$f" $mode --json --raw "$PROFILES/$name.ncu-rep" --export-run "$PROFILES/$name.run" \
+    >"$PROFILES/$name.json" 2>"$PROFILES/$name.err"
+  local rc=$?
+  echo "==== $name (exit $rc, $((SECONDS - t0)) s) ${mode:-sandboxed}"
+  if [ $rc -eq 0 ]; then $G profile --show "$PROFILES/$name.json"; else cat "$PROFILES/$name.err"; rm -f "$PROFILES/$name.json"; fi
+}
+
+ensure() { local name; name=$(basename "$(dirname "$1")")-$(basename "$1" .cu); [ -s "$PROFILES/$name.json" ] || profile_one "$1"; }
+
 ladders() {
-  local mode; mode=$(cat "$MODE_FILE" 2>/dev/null || true)
-  for f in $(rungs); do
-    local slug rung; slug=$(basename "$(dirname "$f")"); rung=$(basename "$f" .cu); local name=$slug-$rung
-    local t0=$SECONDS
-    timeout 400 $G profile "$slug" "$f" $mode --json --raw "$PROFILES/$name.ncu-rep" --export-run "$PROFILES/$name.run" \
-      >"$PROFILES/$name.json" 2>"$PROFILES/$name.err"
-    local rc=$?
-    echo "==== $name (exit $rc, $((SECONDS - t0)) s) ${mode:-sandboxed}"
-    if [ $rc -eq 0 ]; then $G profile --show "$PROFILES/$name.json"; else cat "$PROFILES/$name.err"; fi
-  done
+  for f in $(rungs); do profile_one "$f"; done
+  keep
 }
 
 # grader profile's figures for each submission kernel beside a direct ncu run on the same runner + lib.so + request
@@ -84,20 +97,23 @@ direct() {
   export LD_LIBRARY_PATH; LD_LIBRARY_PATH=$("$PY" -c "from grader.build.toolchain import detect; print(detect().cuda_lib_dir)")
   for f in $(top_rungs); do
     local slug rung; slug=$(basename "$(dirname "$f")"); rung=$(basename "$f" .cu); local run=$PROFILES/$slug-$rung.run
-    [ -f "$run/runner" ] || { echo "==== $slug-$rung: no exported run (ladders step first)"; continue; }
+    ensure "$f" >/dev/null
+    [ -f "$run/runner" ] || { echo "==== $slug-$rung: could not be profiled (see $slug-$rung.err)"; continue; }
     echo "==== $slug-$rung: direct ncu on $run/runner (outside kerneljudge, same options)"
     (cd "$run" && mkdir -p out && timeout 400 "$ncu" --target-processes all --set full --cache-control all --clock-control none \
         --export direct.ncu-rep --force-overwrite ./runner <request.txt >direct.log 2>&1; tail -3 direct.log
      "$ncu" --import direct.ncu-rep --csv --page raw --print-units base >direct.csv)
     compare "$PROFILES/$slug-$rung.json" "$run/direct.csv"
   done
+  keep
 }
 
 fixtures() {
   mkdir -p "$OUT/fixtures"
   for name in softmax-01_naive softmax-04_online matmul-01_naive matmul-04_tf32x3_mma; do
     local run=$PROFILES/$name.run
-    [ -f "$run/raw.csv" ] || { echo "no $name (ladders step first)"; continue; }
+    ensure "solutions/${name%%-0*}/0${name#*-0}.cu"
+    [ -f "$run/raw.csv" ] || { echo "no $name (see $name.err)"; continue; }
     local bench; bench=$("$PY" -c "import json; print(json.load(open('$PROFILES/$name.json'))['benchmark'])")
     cp "$run/raw.csv" "$OUT/fixtures/$name-$bench.csv"
     cp "$PROFILES/$name.ncu-rep" "$OUT/fixtures/$name-$bench.ncu-rep"
@@ -123,7 +139,6 @@ EOF
 }
 
 site() {
-  local mode; mode=$(cat "$MODE_FILE" 2>/dev/null || true)
   for f in solutions/softmax/01_naive.cu solutions/softmax/04_online.cu; do
     echo "==== grader submit softmax $f --profile"
     timeout 500 $G submit softmax "$f" --profile | tail -25
