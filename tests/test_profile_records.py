@@ -92,3 +92,11 @@ def test_a_baseline_shows_graph_time_as_its_score_and_keeps_the_eager_time(db):
     assert "as kernel time (CUDA-graph replay" in shown.output and "176.78 µs called from Python" in shown.output
     stored = storage.load_submission(board.entries[0].submission_id, db)
     assert stored is not None and stored.verdict.benchmarks[0].eager_us == 125.0
+
+
+def test_the_verdict_json_carries_each_benchmarks_sol_and_the_sol_score():
+    data = _with_sol(verdict("ann", [100.0, 200.0]), 0.5).to_json()
+    assert [b["sol"] for b in data["benchmarks"]] == [0.5, 0.5]
+    assert data["sol_score"] == pytest.approx(0.5)
+    assert Verdict.from_json(data).to_json() == data  # derived, never stored twice
+    assert verdict("bob", [], mode="test").to_json()["sol_score"] is None

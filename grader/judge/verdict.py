@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from grader.judge.status import Status
+from grader.perf.sol import sol_from_fractions, sol_score
 
 
 @dataclass
@@ -77,7 +78,14 @@ class Verdict:
         return self.status == Status.ACCEPTED
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """The verdict as JSON, with each benchmark's `sol` and the whole `sol_score` (fractions of this device's
+        speed of light, grader/perf/roofline.py) derived from the stored figures; from_json drops them again."""
+        data = asdict(self)
+        sols = [sol_from_fractions(b["fraction_of_peak"]) for b in data["benchmarks"]]
+        for benchmark, sol in zip(data["benchmarks"], sols):
+            benchmark["sol"] = sol
+        data["sol_score"] = sol_score(sols) if sols else None
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> Verdict:

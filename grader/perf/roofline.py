@@ -11,15 +11,17 @@ honest path); a solution on tensor cores (3xTF32) can still pass it, and then SO
 
 A stored result carries its fractions of the ceilings (`fraction_of_peak`: bandwidth, flops, sgemm), and
 roofline time / time = max(bytes/s over copy bandwidth, FLOP/s over the compute ceiling), so SOL is computed from
-those alone: old records get one too, and no ceiling of another machine is needed to rank them.
+those alone (grader/perf/sol.py, which the verdict uses too): old records get one too, and no ceiling of another
+machine is needed to rank them.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from grader.perf.ceilings import Ceilings
+from grader.perf.sol import sol_from_fractions as sol_from_fractions
+from grader.perf.sol import sol_score as sol_score
 
 
 def compute_ceiling(ceilings: Ceilings) -> float | None:
@@ -53,22 +55,6 @@ def bound_by(flops: float, nbytes: float, ceilings: Ceilings) -> str:
     if not roof or not ceilings.copy_bytes_s:
         return "memory" if nbytes else "compute"
     return "compute" if flops / roof > nbytes / ceilings.copy_bytes_s else "memory"
-
-
-def sol_from_fractions(fraction_of_peak: Mapping[str, float | None]) -> float | None:
-    """A stored benchmark's SOL from its fractions of the ceilings: max(bandwidth, min(flops, sgemm))."""
-    bandwidth = fraction_of_peak.get("bandwidth")
-    compute = [f for f in (fraction_of_peak.get("flops"), fraction_of_peak.get("sgemm")) if f]
-    parts = [p for p in (bandwidth, min(compute) if compute else None) if p]
-    return max(parts) if parts else None
-
-
-def sol_score(fractions: Iterable[float | None]) -> float | None:
-    """The SOL of a whole submission: the geometric mean of its benchmarks' SOLs (None if any is unknown)."""
-    values = list(fractions)
-    if not values or any(v is None or v <= 0 for v in values):
-        return None
-    return math.exp(sum(math.log(v) for v in values if v) / len(values))
 
 
 def ceilings_from_result(gflops: float, gbps: float, fraction_of_peak: Mapping[str, float | None]) -> Ceilings:
