@@ -22,7 +22,9 @@ SLUGS = [
     "attention-backward",
     "causal-attention",
     "conv2d",
+    "cross-entropy",
     "fused-softmax",
+    "gemm-fp16",
     "layer-norm",
     "linear-bias-relu",
     "matmul",
@@ -95,7 +97,7 @@ def test_init_writes_a_starter_that_compiles(slug, track, tmp_path):
     target = tmp_path / f"starter{'.cu' if track == 'cuda' else '.cpp'}"
     result = runner.invoke(app, ["init", slug, "--track", track, "-o", str(target)])
     assert result.exit_code == 0, result.output
-    assert load_problem(slug).prototype() in target.read_text()
+    assert load_problem(slug).prototype(track=track) in target.read_text()
     compiled = subprocess.run(COMPILERS[track](target), capture_output=True, text=True, cwd=tmp_path)
     assert compiled.returncode == 0, compiled.stderr
 
