@@ -100,3 +100,23 @@ def test_the_verdict_json_carries_each_benchmarks_sol_and_the_sol_score():
     assert data["sol_score"] == pytest.approx(0.5)
     assert Verdict.from_json(data).to_json() == data  # derived, never stored twice
     assert verdict("bob", [], mode="test").to_json()["sol_score"] is None
+
+
+def test_show_submission_prints_a_stored_profile(db):
+    from pathlib import Path
+
+    from grader.perf.ceilings import Ceilings
+    from grader.problems.spec import load_problem
+    from grader.profile import session
+
+    problem = load_problem("softmax")
+    fixture = Path(__file__).parent / "fixtures" / "profile" / "softmax-04_online-square_8k.csv"
+    profile = session.from_csv(
+        problem, session.benchmark(problem, None), fixture.read_text(), Ceilings(3e12, 5e13, 5e13, None, None, "t")
+    )
+    v = verdict("ann", [100.0, 200.0])
+    v.profile = json.loads(profile.model_dump_json())
+    storage.save_verdict(v, "// source", db)
+    shown = runner.invoke(app, ["show-submission", v.submission_id, "--db", db], env={"COLUMNS": "160"})
+    assert shown.exit_code == 0, shown.output
+    assert "softmax_online" in shown.output and "advice: memory-bound benchmark at 98%" in shown.output

@@ -174,6 +174,18 @@ def profile_command(
     print_profile(result)
 
 
+def print_stored(data: dict) -> None:
+    """A profile kept with a verdict, as the table (a warning if it does not fit the model)."""
+    from pydantic import ValidationError
+
+    from grader.profile.model import Profile
+
+    try:
+        print_profile(Profile.model_validate(data))
+    except ValidationError as error:
+        output.warning(f"the stored profile cannot be shown: {error.errors()[0]['msg']}")
+
+
 def _show(path: Path) -> None:
     from pydantic import ValidationError
 

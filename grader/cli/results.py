@@ -201,6 +201,10 @@ def show_submission(
         )
     )
     output.print_verdict(verdict, time_limit_s=_time_limit(verdict.problem))
+    if verdict.profile:  # submit --profile kept one
+        from grader.cli.profile import print_stored
+
+        print_stored(verdict.profile)
     output.console.print(
         Syntax(stored.source, "cuda" if verdict.track == "cuda" else "cpp", line_numbers=True, word_wrap=True)
     )
