@@ -109,3 +109,15 @@ def test_calibrate_fails_a_tolerance_that_rejects_float32(workspace):
     assert result.exit_code == 1
     assert "FAIL reference in float32 is rejected on" in " ".join(result.output.split())
     assert "left out (over 0.001 GFLOP): " in result.output and "benchmark_square" in result.output
+
+
+def test_selftest_picks_up_every_problem_and_names_a_broken_one(workspace):
+    scaffold()
+    scaffold("row-sums")
+    (workspace / "problems" / "broken").mkdir()
+    (workspace / "problems" / "broken" / "problem.yaml").write_text("title: no signature\n")
+    result = runner.invoke(app, ["selftest", "--track", "cpu"], env={"COLUMNS": "250"})
+    assert result.exit_code == 1
+    assert "broken problem" in result.output and "broken/problem.yaml" in result.output
+    assert "solutions/mat-vec/01_naive.cpp" in result.output and "solutions/row-sums/01_naive.cpp" in result.output
+    assert "8 ok, 1 failed" in result.output

@@ -242,9 +242,17 @@ def selftest(
     """Grade every reference solution (must be accepted) and every null answer (must be rejected)."""
     from grader.build.toolchain import default_track
     from grader.judge.selftest import selftest as run_selftest
-    from grader.problems.spec import load_all
+    from grader.problems.order import ordered
+    from grader.problems.spec import SpecError, scan
 
-    specs = [args.problem(p) for p in problems] if problems else load_all()
+    broken: list[SpecError] = []
+    if problems:
+        specs = [args.problem(p) for p in problems]
+    else:  # every problem, along the learning path; a broken one is named and fails the selftest
+        specs, broken = scan()
+        specs = ordered(specs)
+    for error in broken:
+        output.warning(f"broken problem: {error}")
     tracks = track or (["cpu", "cuda"] if default_track() == "cuda" else ["cpu"])
     with output.console.status("selftest") as status:
         rows = run_selftest(specs, tracks, progress=status.update)
@@ -268,8 +276,8 @@ def selftest(
         title="selftest",
     )
     output.console.print(table)
-    failed = sum(not r.ok for r in rows)
-    output.console.print(f"{len(rows) - failed} ok, {failed} failed")
+    failed = sum(not r.ok for r in rows) + len(broken)
+    output.console.print(f"{len(rows) - failed + len(broken)} ok, {failed} failed")
     raise typer.Exit(1 if failed else 0)
 
 
