@@ -567,3 +567,19 @@ def test_available_and_choose(image):
         container.choose("docker", "cpu", image="kerneljudge-test:no-such-image")
     fallback, description = container.choose("auto", "cpu", image="kerneljudge-test:no-such-image")
     assert fallback.kind == "local" and "no image" in description
+
+
+def test_stale_containers_of_a_dead_grader_are_removed(image):
+    client = docker_engine.client()
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid of this namespace that no longer runs: a grader that died mid-run
+    where = container.owner().rsplit(":", 1)[0]
+    stale = client.containers.create(image, ["true"], labels={container.LABEL: f"{where}:{gone.pid}"})
+    mine = client.containers.create(image, ["true"], labels={container.LABEL: container.owner()})
+    try:
+        assert container.remove_stale() >= 1
+        left = {found["Id"] for found in client.api.containers(all=True)}
+        assert stale.id not in left and mine.id in left
+    finally:
+        for made in (stale, mine):
+            docker_engine.remove(made.id)
