@@ -336,7 +336,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     int audits_left = std::max(1, c.audits), batch = 1;
     std::vector<uint64_t> audited;
     std::vector<std::string> lines;
-    std::string bounds = "call claimed_ms bound_ms interval_ms\n";  // what the grader checks the claims against
+    std::string bounds = "call claimed_ms bound_ms interval_ms own_gpu_ms\n";  // what the grader checks the claims against
     auto one_call = [&](bool final_call, double* ms, double* tail) {
         Call one;
         Fate fate = call(c, kjp::CALL, index, batch, true, &one);
@@ -347,8 +347,8 @@ Fate run_bench(const Case& c, const Calibration& cal) {
         *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms) : 0;
         if (!final_call && *ms > 0) {
             char line[160];
-            std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f", (unsigned long long)index, claimed, bound,
-                          one.wall_ms / batch);
+            std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f %.6f", (unsigned long long)index, claimed, bound,
+                          one.wall_ms / batch, one.own_gpu_ms / batch);
             bounds += std::string(line) + "\n";
         }
         if (final_call || (audits_left > 1 && random64() % 3 == 0)) {
