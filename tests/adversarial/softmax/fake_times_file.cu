@@ -1,6 +1,7 @@
 // expect: rejected
 // mode: submit
 // message: tampered
+// honest_floor_us: square_8k 300
 // Closed on the CUDA track: the supervisor writes the records into its own folder; out/ holds nothing read.
 // Cheat (timing record): computes every call honestly, but when the last benchmark (one_row_1m) starts, the
 // records of the three before it lie in out/*.times: it rewrites each sample as half its time, but never
