@@ -53,6 +53,7 @@ def main() -> int:
     print(f"compiled {len(jobs)} in {time.monotonic() - started:.0f} s", flush=True)
 
     same = differ = 0
+    differing: list[str] = []
     with open(args.out, "w") as out:
         for fixture in fixtures:
             if time.monotonic() - started > args.budget:
@@ -77,10 +78,16 @@ def main() -> int:
             same, differ = same + agree, differ + (not agree)
             out.write(json.dumps(row) + "\n")
             mark = "same" if agree else "DIFFER"
+            if not agree:
+                differing.append(
+                    f"DIFFER {row['fixture']}: local {row['local']}, docker {row['docker']}: {row['docker_message'][:150]}"
+                )
             print(
                 f"{mark:6} {row['fixture']}: local {row['local']} ({row['local_s']} s), docker {row['docker']} ({row['docker_s']} s)",
                 flush=True,
             )
+    for line in differing:
+        print(line)
     print(f"{same} same, {differ} differ, in {time.monotonic() - started:.0f} s")
     return 0 if differ == 0 else 1
 

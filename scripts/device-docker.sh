@@ -9,13 +9,14 @@
 #             the per-grading overhead of the container
 #   fixtures  the CUDA fixtures (tests/fixtures, tests/adversarial) graded in both sandboxes, verdicts compared
 #   validate  grader validate-timing VT_PROBLEMS with the container, then with the local sandbox
-# Steps are the arguments (default: all, in that order); each is time-limited and logged to $OUT/<step>.log, so one
+# Steps are the arguments (default: all, in that order); each is time-limited and logged to $LOGS/<step>.log, so one
 # failure hides nothing of the rest. All of them take about 6-8 min of a GPU machine; in two calls of a warm machine:
 #   bash scripts/device-docker.sh setup engine image doctor submit      then      bash scripts/device-docker.sh engine image fixtures validate
 # (engine and image are kept under /tmp and reused while the machine is the same). Where the engine cannot start, the log says why and what an operator's host needs.
 set -uo pipefail
 OUT=${OUT:-$PWD/.out}
-mkdir -p "$OUT"
+LOGS=${LOGS:-/tmp/kj-docker-logs}  # every step's log; $OUT gets them as one tar.gz (a device call returns 8 files at most)
+mkdir -p "$OUT" "$LOGS"
 ENGINE=${ENGINE:-.engine}
 DEBS=${DEBS:-.debs}
 PREFIX=${PREFIX:-/tmp/kj-docker}
@@ -31,9 +32,9 @@ step() {  # step NAME SECONDS COMMAND...: run it under a time limit, log it, say
   local name=$1 limit=$2; shift 2
   echo "== $name (limit ${limit} s)"
   local t0=$SECONDS
-  timeout --kill-after=10 "$limit" bash -c '"$@"' _ "$@" > "$OUT/$name.log" 2>&1
+  timeout --kill-after=10 "$limit" bash -c '"$@"' _ "$@" > "$LOGS/$name.log" 2>&1
   local rc=$?
-  tail -n "${TAIL:-30}" "$OUT/$name.log"
+  tail -n "${TAIL:-20}" "$LOGS/$name.log"
   echo "== $name: exit $rc$([ $rc = 124 ] && echo ' (time limit)') after $((SECONDS - t0)) s"
   return $rc
 }
@@ -67,14 +68,14 @@ start_engine() {
     LD_LIBRARY_PATH=$libs nohup dockerd --host "$DOCKER_HOST" --data-root "$data" --exec-root "$PREFIX/exec" \
       --pidfile "$PREFIX/dockerd.pid" --storage-driver "$name" --iptables=false --ip-masq=false --bridge=none \
       --exec-opt native.cgroupdriver=cgroupfs --init-path "$root/usr/bin/tini-static" --log-level warn \
-      > "$OUT/dockerd-$name.log" 2>&1 < /dev/null &
+      > "$LOGS/dockerd-$name.log" 2>&1 < /dev/null &
     local pid=$!
     for _ in $(seq 60); do
       engine_up > /dev/null && { echo "dockerd $pid is up ($name at $data)"; info; return 0; }
       kill -0 $pid 2> /dev/null || break
       sleep 1
     done
-    echo "dockerd with $name did not come up; its log:"; tail -n 15 "$OUT/dockerd-$name.log"
+    echo "dockerd with $name did not come up; its log:"; tail -n 15 "$LOGS/dockerd-$name.log"
     kill $pid 2> /dev/null; wait $pid 2> /dev/null
   done
   cat << 'EOF'
@@ -107,19 +108,21 @@ build_image() {
 submit_both() {  # the top rung in each sandbox, twice each (the first compiles, the second is cached)
   local f=solutions/attention/03_flash_split_kv.cu
   [ -f $f ] || f=$(ls solutions/attention/0*.cu | tail -1)
+  local n=0
   for sandbox in docker local docker local; do
-    local t0 t1; t0=$(date +%s%N)
-    $G submit attention "$f" --sandbox $sandbox --json > "$OUT/submit-$sandbox.json"; local rc=$?
+    n=$((n + 1))
+    local t0 t1 json=$LOGS/submit-$n-$sandbox.json; t0=$(date +%s%N)
+    $G submit attention "$f" --sandbox $sandbox --json > "$json"; local rc=$?
     t1=$(date +%s%N)
-    echo "grader submit attention $f --sandbox $sandbox --json: exit $rc, $(( (t1 - t0) / 1000000 )) ms wall"
-    "$PY" -c "import json; v = json.load(open('$OUT/submit-$sandbox.json')); print(' ', v['status'], v.get('score_us'), v.get('stages_s'), v.get('toolchain'))"
+    echo "$n. grader submit attention $f --sandbox $sandbox --json: exit $rc, $(( (t1 - t0) / 1000000 )) ms wall"
+    "$PY" -c "import json; v = json.load(open('$json')); print('  ', v['status'], v.get('score_us'), v.get('stages_s'), v.get('toolchain'), v.get('message', '')[:300])"
   done
 }
 
 validate_both() {
-  KERNELJUDGE_SANDBOX=docker $G validate-timing $VT_PROBLEMS --json > "$OUT/validate-docker.json"; echo "docker: exit $?"
-  KERNELJUDGE_SANDBOX=local $G validate-timing $VT_PROBLEMS --json > "$OUT/validate-local.json"; echo "local: exit $?"
-  "$PY" - "$OUT/validate-docker.json" "$OUT/validate-local.json" << 'EOF'
+  KERNELJUDGE_SANDBOX=docker $G validate-timing $VT_PROBLEMS --json > "$LOGS/validate-docker.json"; echo "docker: exit $?"
+  KERNELJUDGE_SANDBOX=local $G validate-timing $VT_PROBLEMS --json > "$LOGS/validate-local.json"; echo "local: exit $?"
+  "$PY" - "$LOGS/validate-docker.json" "$LOGS/validate-local.json" << 'EOF'
 import json, sys
 docker, local = (json.load(open(p)) for p in sys.argv[1:3])
 key = lambda r: (r["problem"], r["benchmark"], r["who"])
@@ -132,7 +135,7 @@ EOF
 }
 
 export -f engine_up start_engine info build_image submit_both validate_both
-export OUT ENGINE DEBS PREFIX TAG VT_PROBLEMS G PY
+export OUT LOGS ENGINE DEBS PREFIX TAG VT_PROBLEMS G PY
 for s in ${@:-setup engine image doctor submit fixtures validate}; do case $s in
   setup)    [ -x $G ] && "$PY" -c 'import docker' 2> /dev/null && echo "== setup: already done" \
               || step setup 180 make setup PYTHON=${PYTHON:-python3} ;;
@@ -140,7 +143,8 @@ for s in ${@:-setup engine image doctor submit fixtures validate}; do case $s in
   image)    step image 300 build_image ;;
   doctor)   step doctor 60 $G doctor ;;
   submit)   step submit 240 submit_both ;;
-  fixtures) step fixtures $((FIXTURE_BUDGET_S + 60)) "$PY" scripts/compare_sandboxes.py --budget "$FIXTURE_BUDGET_S" --out "$OUT/fixtures.jsonl" ;;
+  fixtures) step fixtures $((FIXTURE_BUDGET_S + 60)) "$PY" scripts/compare_sandboxes.py --budget "$FIXTURE_BUDGET_S" --out "$LOGS/fixtures.jsonl" ;;
   validate) step validate 300 validate_both ;;
   *) echo "unknown step $s" ;;
 esac; done
+tar -czf "$OUT/device-docker-logs.tar.gz" -C "$LOGS" . && echo "logs: $OUT/device-docker-logs.tar.gz ($(ls "$LOGS" | wc -l) files)"
