@@ -247,3 +247,13 @@ def test_the_generator_compiles_as_device_code(tmp_path):
     build = ["nvcc", "-std=c++17", "-arch=sm_90a", "-I", header, "-c", str(source), "-o", str(tmp_path / "device.o")]
     result = subprocess.run(build, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", gen.DTYPES)
+def test_every_dtype_on_the_gpu_matches_numpy(dtype):
+    """The checker regenerates inputs on the GPU (torch ops) when there is one: the same bits as numpy's."""
+    for seed in seeds(4)[::3]:
+        for low, high in TYPED_RANGES[dtype]:
+            on_gpu = gen.generate(dtype, seed, 65539, low, high, "cuda").cpu()
+            assert raw(on_gpu) == gen.generate_numpy(dtype, seed, 65539, low, high).tobytes(), (dtype, hex(seed))
