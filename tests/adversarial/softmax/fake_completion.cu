@@ -1,5 +1,6 @@
 // expect: runtime_error
-// message: results of test one_element are missing
+// message: exited with status 0 in test one_element
+// Both tracks: the supervisor writes the progress record in its own folder; out/ is not read.
 // Cheat (10): prints harness-style lines, appends "done" to the harness's progress file itself, and exits
 // with status 0 from inside the first call.
 #include <cstdio>
