@@ -120,3 +120,12 @@ def test_every_cuda_rung_compiles_for_the_h100(slug, tmp_path):
         build = ["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", "-c", str(shim), "-o", str(tmp_path / "rung.o")]
         result = subprocess.run(build, capture_output=True, text=True, cwd=tmp_path)
         assert result.returncode == 0, f"{rung.name}: {result.stderr}"
+
+
+def test_show_gives_each_tracks_signature_and_the_accumulation():
+    result = runner.invoke(app, ["show", "gemm-fp16"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert "Signature (CPU track): void solve(const uint16_t* A, const uint16_t* B, float* C" in result.output
+    assert "Accumulation: A and B are IEEE half" in result.output
+    plain = runner.invoke(app, ["show", "cross-entropy"], env={"COLUMNS": "250"})
+    assert "Signature (CPU track)" not in plain.output and "Accumulation" not in plain.output

@@ -65,6 +65,10 @@ def show(problem: str = args.PROBLEM):
     spec = args.problem(problem)
     output.console.print(Markdown(spec.statement_path.read_text()))
     output.console.print(Text.assemble("\n", ("Signature", "bold"), f": {spec.prototype()}"))
+    if spec.prototype(track="cpu") != spec.prototype():  # 16-bit floats are raw uint16_t bits on the CPU track
+        output.console.print(Text.assemble(("Signature (CPU track)", "bold"), f": {spec.prototype(track='cpu')}"))
+    if spec.accumulation:
+        output.console.print(Text.assemble(("Accumulation", "bold"), f": {spec.accumulation}"))
     output.console.print(
         Text.assemble(
             ("Time limit", "bold"), f": {spec.time_limit_s:g} s for the tests; each benchmark adds its own budget"
