@@ -284,16 +284,21 @@ void warm_gpu() {
 Fate calibrate(const Case& c, Calibration* cal) {
     std::vector<double> rests, own, calls, tails;
     const uint64_t unused = ~uint64_t(0) - CALIBRATION_CALLS;  // inputs no call of the case will ever get
+    for (int i = 0; i < EMPTY_CALLS; ++i) {
+        kjp::Reply empty{};
+        Fate fate = empty_call(&empty);
+        if (fate != Fate::OK) return fate;
+        calls.push_back(empty.call_ms), tails.push_back(empty.tail_ms);
+    }
+    // Back to back, as the timed calls will run: whatever ran on the GPU just before (here, the previous
+    // call's snapshot) changes what the next call's interval holds (a switch between the two contexts).
     for (int i = 0; i < CALIBRATION_CALLS; ++i) {
         Call one;
         Fate fate = call(c, kjp::EMPTY, unused + i, 1, true, &one);
         if (fate != Fate::OK) return fate;
-        kjp::Reply empty{};
-        if ((fate = empty_call(&empty)) != Fate::OK) return fate;
         if (i < CALIBRATION_DISCARDED) continue;
         rests.push_back(one.wall_ms - one.reply.call_ms - one.own_gpu_ms);
         own.push_back(one.own_gpu_ms);
-        calls.push_back(empty.call_ms), tails.push_back(empty.tail_ms);
     }
     cal->rest_ms = median_of(rests);
     cal->spread_ms = percentile(rests, 0.75) - percentile(rests, 0.25);
