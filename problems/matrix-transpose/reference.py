@@ -2,6 +2,8 @@
 
 import torch
 
+from grader.judge.precision import bf16, fp16
+
 
 def reference(input, M, N):
     return input.T.contiguous()
@@ -23,3 +25,13 @@ def null_answers(input, M, N):
         first_row[1:] = 0
         answers["first row only"] = first_row
     return answers
+
+
+def admitted(input, M, N):
+    """What a correct kernel writes (for `grader calibrate`): the values themselves."""
+    return {"float32 copy": input.T.contiguous()}
+
+
+def low_precision(input, M, N):
+    """What the tolerance must reject on the tests marked reject_low_precision."""
+    return {"through FP16": fp16(input.T.contiguous()), "through BF16": bf16(input.T.contiguous())}
