@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from grader.judge.status import Status
 from grader.judge.verdict import TestResult
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
+from grader.torch_import import torch
 
 # The bit pattern every output holds before each call (grader/run/supervisor.cpp and harness/platform.h write it):
 # a quiet NaN whose
@@ -136,12 +136,14 @@ def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) 
     return arrays
 
 
-_SAME_WIDTH = {2: (np.int16, torch.int16), 4: (np.int32, torch.int32)}
+def _same_width(itemsize: int):
+    """(numpy, torch) integer types of an element's width, to compare bits."""
+    return {2: (np.int16, torch.int16), 4: (np.int32, torch.int32)}[itemsize]
 
 
 def first_difference(got: np.ndarray, expected: torch.Tensor) -> int | None:
     """Flat index of the first element of `got` that is not bit-identical to `expected`, None if all are."""
-    as_numpy, as_torch = _SAME_WIDTH[got.dtype.itemsize]
+    as_numpy, as_torch = _same_width(got.dtype.itemsize)
     if expected.element_size() != got.dtype.itemsize:
         return 0
     if expected.device.type == "cpu":
@@ -225,7 +227,7 @@ def _describe_failure(got: np.ndarray, expected: torch.Tensor, atol: float, rtol
     """The full comparison: each kind of bad element counted and located, error figures of the finite ones."""
     shape = tuple(expected.shape)
     token = _TOKENS[got.dtype]
-    as_numpy = _SAME_WIDTH[got.dtype.itemsize][0]
+    as_numpy = _same_width(got.dtype.itemsize)[0]
     bits = torch.from_numpy(got.view(as_numpy)).to(expected.device).reshape(shape)
     got32 = torch.from_numpy(widened(got)).to(expected.device).reshape(shape)
     unwritten = bits == _signed(POISONS[token], got.dtype.itemsize)

@@ -77,7 +77,7 @@ class LoadedSolution:
 
     def call_args(self, size_set: SizeSet, inputs: dict[str, torch.Tensor]) -> tuple:
         outputs = {
-            p.name: torch.empty(self.problem.shape(p, size_set.sizes), dtype=gen.TORCH_DTYPES[p.dtype], device="cuda")
+            p.name: torch.empty(self.problem.shape(p, size_set.sizes), dtype=gen.torch_dtype(p.dtype), device="cuda")
             for p in self.problem.output_params
         }
         buffers = [inputs[p.name] if p.role == "input" else outputs[p.name] for p in self.problem.pointer_params]

@@ -13,8 +13,11 @@ operations on the bits for bfloat16, which numpy lacks); i32 is low + (h % (high
 hash, an integer in [low, high). numpy holds bfloat16 as its raw uint16 bits (`BF16_NUMPY`).
 """
 
+from __future__ import annotations
+
 import numpy as np
-import torch
+
+from grader.torch_import import torch
 
 MASK64 = (1 << 64) - 1
 MASK32 = 0xFFFFFFFF
@@ -94,7 +97,13 @@ def uniform_torch(seed: int, count: int, low: float, high: float, device: torch.
 
 
 DTYPES = ("f32", "f16", "bf16", "i32")
-TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32}
+
+
+def torch_dtype(dtype: str):
+    """The torch element type of a request's element type."""
+    return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32}[dtype]
+
+
 NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "i32": np.int32}
 BF16_NUMPY = np.uint16  # numpy has no bfloat16: its arrays hold the raw bits
 
@@ -156,7 +165,7 @@ def generate_torch(dtype: str, seed: int, count: int, low: float, high: float, d
         values = (h % (int(high) - int(low)) + (int(low) & MASK32)) & MASK32
         return torch.where(values >= 1 << 31, values - (1 << 32), values).to(torch.int32)
     values = uniform_torch(seed, count, low, high, device)
-    return values.to(TORCH_DTYPES[dtype])  # round to nearest, ties to even, as generator.h
+    return values.to(torch_dtype(dtype))  # round to nearest, ties to even, as generator.h
 
 
 def _rotl(x: int, bits: int) -> int:

@@ -1,0 +1,30 @@
+"""PyTorch, imported on first use: `from grader.torch_import import torch` gives a stand-in that imports the real
+module the first time one of its attributes is read, so the modules of a grading (the request, the checker)
+can be loaded without paying for PyTorch until the check stage needs it. `warm()` starts that import in a
+background thread, so a command that will need it overlaps it with compiling and running the submission.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import TYPE_CHECKING, Any
+
+
+class _Torch:
+    """Reads through to the real `torch`, importing it the first time (Python's import lock makes a read in
+    one thread wait for an import under way in another)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(importlib.import_module("torch"), name)
+
+
+if TYPE_CHECKING:
+    import torch as torch
+else:
+    torch = _Torch()
+
+
+def warm() -> None:
+    """Import PyTorch in a daemon thread now; whoever reads `torch` later finds it loaded or waits for it."""
+    threading.Thread(target=importlib.import_module, args=("torch",), daemon=True, name="import torch").start()
