@@ -218,15 +218,21 @@ inline bool all_stopped() {
 enum class Fate { OK, GONE, VIOLATION };
 inline std::string g_violation;
 
+// Polls without yielding for the first millisecond: on a loaded machine (grade-many's compiles) a
+// sched_yield() hands the core to another task for its whole slice, milliseconds inside the timed interval.
 inline Fate freeze() {
     if (!signal_worker(SIGSTOP)) return Fate::GONE;
-    const double until = now_ms() + 5000;
+    const double started = now_ms(), until = started + 5000;
     while (!all_stopped()) {
-        if (now_ms() > until) {
+        const double now = now_ms();
+        if (now > until) {
             g_violation = "a thread of the program could not be stopped after a call";
             return Fate::VIOLATION;
         }
-        sched_yield();
+        if (now - started > 1.0) {
+            timespec pause{0, 50000};
+            nanosleep(&pause, nullptr);
+        }
     }
     return Fate::OK;
 }
