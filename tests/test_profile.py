@@ -31,7 +31,7 @@ def test_the_checked_in_schema_is_the_models():
     )
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.csv")))
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("softmax-*.csv")))
 def test_json_of_every_fixture_is_valid_against_the_schema(name):
     data = json.loads(_profile(name).model_dump_json())
     assert Profile.model_validate(data, strict=False).model_dump(mode="json") == data
@@ -46,6 +46,7 @@ def test_units_become_base_units():
     assert parse.scale("Kbyte/block") == 1e3
     assert parse.scale("cycle/nsecond") == pytest.approx(1e9)
     assert parse.scale("%") == 1.0
+    assert parse.scale("ns") == 1e-9 and parse.scale("byte/s") == 1.0  # ncu 2025.3's --print-units base
     assert parse.number("1,104,000,000") == 1.104e9
     assert parse.number("n/a") is None
 
@@ -168,3 +169,18 @@ def test_stalls_and_scattered_loads_from_other_metric_names():
     assert k.dram_bytes == pytest.approx(1e9)
     assert k.global_load_sectors_per_request == 32
     assert any("touches 32 32-byte sectors" in sentence for sentence in k.advice)
+
+
+def test_a_recorded_h100_profile_reads_as_ncu_measured_it():
+    """ncu 2025.3 on the H100 (scripts/device-profile.sh fixtures): matmul's naive rung, one call of square_4k;
+    ncu's own gpu__time_duration.sum for it is 22,916,032 ns."""
+    problem = load_problem("matmul")
+    size_set = session.benchmark(problem, "square_4k")
+    csv_text = (FIXTURES / "recorded-h100-matmul-01_naive-square_4k.csv").read_text()
+    profile = session.from_csv(problem, size_set, csv_text, H100, device="NVIDIA H100 80GB HBM3")
+    data = json.loads(profile.model_dump_json())
+    assert Profile.model_validate(data, strict=False).model_dump(mode="json") == data
+    (kernel,) = profile.kernels
+    assert kernel.name.startswith("matmul_naive")
+    assert kernel.duration_us == pytest.approx(22916.032)
+    assert kernel.dram_gbps == pytest.approx(643.51, rel=1e-3)

@@ -21,6 +21,7 @@ _QUALIFIED = re.compile(r"^kj::(?:\(anonymous namespace\)::)?(?:" + "|".join(HAR
 _INFO_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream")
 _PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "m": 1e-3, "u": 1e-6, "n": 1e-9, "p": 1e-12}
 _BASE_WORDS = ("byte", "second", "cycle", "hz", "inst", "sector", "request", "warp", "thread", "block")
+_SHORT_SECONDS = ("s", "ms", "us", "ns", "ps")
 
 
 class ReportError(ValueError):
@@ -77,6 +78,8 @@ def scale(unit: str) -> float:
 
 def _word_scale(word: str) -> float:
     word = word.strip()
+    if word in _SHORT_SECONDS:  # what `--print-units base` writes on ncu 2025.3: ns, byte/s
+        return _PREFIX[word[:-1]]
     for base in _BASE_WORDS:
         if word.lower().endswith(base):
             prefix = word[: len(word) - len(base)]
