@@ -431,8 +431,9 @@ def _judge_benchmarks(
                 f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
                 "so it is not allowed"
             )
-        bound_ms = _clock_bound_ms(out / f"{case.name}.bound") if track == "cuda" else None
-        if track == "cuda":
+        supervised_gpu = track == "cuda" and case.keyed  # the container's in-process harness keeps no clock record
+        bound_ms = _clock_bound_ms(out / f"{case.name}.bound") if supervised_gpu else None
+        if supervised_gpu:
             if bound_ms is None:
                 return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
             least_ms = least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"])
