@@ -26,7 +26,6 @@
 // Audits are picked with getrandom() after the call; every record is written into the trusted folder.
 //
 // Usage: cuda_supervisor CONTROL_FD PIDFD, the request (supervision.h) on stdin.
-#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include "cuda_driver.h"
@@ -404,30 +403,16 @@ Fate run_bench(const Case& c, const Calibration& cal) {
                   "bound_spread_ms %.6f bound_own_gpu_ms %.6f",
                   batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.empty_tail_ms, warmup,
                   cal.rest_ms, cal.spread_ms, cal.own_gpu_ms);
-    std::string text = std::string(header) + "\n";
-    for (const std::string& line : lines) text += line + "\n";
-    write_file(c.name + ".times", text.data(), text.size(), false);
+    write_bench_records(c.name, header, lines, audited);
     write_file(c.name + ".bound", bounds.data(), bounds.size(), false);
-    std::string list;
-    for (uint64_t a : audited) list += std::to_string(a) + "\n";
-    write_file(c.name + ".audits", list.data(), list.size(), false);
     return Fate::OK;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    prctl(PR_SET_DUMPABLE, 0);  // no ptrace, no /proc/<pid>/mem, for anyone but root
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (argc != 3) die(EXIT_INTERNAL, "usage: cuda_supervisor CONTROL_FD PIDFD < request");
-    g_control = std::atoi(argv[1]);
-    g_worker_fd = std::atoi(argv[2]);
-    Request request = read_request();
-    g_worker = request.worker;
-    g_deadline_ms = now_ms() + request.wall_ms + BUDGET_SLACK_MS;
-    g_outdir = open(request.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (g_outdir < 0) die(EXIT_INTERNAL, "cannot open the trusted folder " + request.outdir);
-
+    Request request = start(std::atoi(argv[1]), std::atoi(argv[2]));
     check(cudaSetDevice(0), "device start");
     check(cudaFree(nullptr), "device start");
     check(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking), "device start");
@@ -448,25 +433,9 @@ int main(int argc, char** argv) {
         fate = receive(kjp::LOADED, 0);
     }
     if (fate == Fate::OK) fate = freeze();
-    if (fate == Fate::OK) append_line("progress", "loaded");
-    for (size_t i = 0; fate == Fate::OK && i < request.cases.size(); ++i) {
+    fate = run_cases(request, fate, [&](size_t i) {
         const Case& c = request.cases[i];
-        char line[160];
-        std::snprintf(line, sizeof line, "case %s %.6f", c.name.c_str(), unix_time());
-        append_line("progress", line);
-        fate = c.mode == "check" ? run_check(c) : run_bench(c, calibrations[i]);
-    }
-    if (fate == Fate::OK) {
-        char line[64];
-        std::snprintf(line, sizeof line, "done %.6f", unix_time());
-        append_line("progress", line);
-        kjp::Go go{};
-        go.magic = kjp::MAGIC, go.kind = kjp::EXIT;
-        thaw();
-        send_go(go);
-    } else if (fate == Fate::VIOLATION) {
-        signal_worker(SIGKILL);
-        append_line("violation", g_violation);
-    }
-    return 0;
+        return c.mode == "check" ? run_check(c) : run_bench(c, calibrations[i]);
+    });
+    return finish(fate);
 }

@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -298,6 +299,64 @@ inline double relative_error_of_median(std::vector<double> v) {
     double iqr = v[3 * v.size() / 4] - v[v.size() / 4];
     double med = median_of(v);
     return med > 0 ? 1.2533 * (iqr / 1.349) / std::sqrt((double)v.size()) / med : 1.0;
+}
+
+// --- the run's start, its cases, its records and its end (both supervisors' main) ------------------------------
+
+// The request from stdin, the worker's pid and deadline, the trusted folder opened; the supervisor made
+// non-dumpable (no ptrace, no /proc/<pid>/mem, for anyone but root) and bound to die with the grader.
+inline Request start(int control_fd, int worker_pidfd) {
+    prctl(PR_SET_DUMPABLE, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    g_control = control_fd;
+    g_worker_fd = worker_pidfd;
+    Request request = read_request();
+    g_worker = request.worker;
+    g_deadline_ms = now_ms() + request.wall_ms + BUDGET_SLACK_MS;
+    g_outdir = open(request.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (g_outdir < 0) die(EXIT_INTERNAL, "cannot open the trusted folder " + request.outdir);
+    return request;
+}
+
+// Each case in turn, with its progress line, while all goes well; `run(i)` runs case i.
+template <typename Run>
+Fate run_cases(const Request& request, Fate fate, Run run) {
+    if (fate == Fate::OK) append_line("progress", "loaded");
+    for (size_t i = 0; fate == Fate::OK && i < request.cases.size(); ++i) {
+        char line[160];
+        std::snprintf(line, sizeof line, "case %s %.6f", request.cases[i].name.c_str(), unix_time());
+        append_line("progress", line);
+        fate = run(i);
+    }
+    return fate;
+}
+
+// A benchmark's records: the timing record (header, then one line per sample) and the audited calls.
+inline void write_bench_records(const std::string& name, const std::string& header, const std::vector<std::string>& lines,
+                                const std::vector<uint64_t>& audited) {
+    std::string text = header + "\n";
+    for (const std::string& line : lines) text += line + "\n";
+    write_file(name + ".times", text.data(), text.size(), false);
+    std::string list;
+    for (uint64_t a : audited) list += std::to_string(a) + "\n";
+    write_file(name + ".audits", list.data(), list.size(), false);
+}
+
+// The run's end: "done" and EXIT to the worker, or the violation recorded and the worker killed.
+inline int finish(Fate fate) {
+    if (fate == Fate::OK) {
+        char line[64];
+        std::snprintf(line, sizeof line, "done %.6f", unix_time());
+        append_line("progress", line);
+        kjp::Go go{};
+        go.magic = kjp::MAGIC, go.kind = kjp::EXIT;
+        thaw();
+        send_go(go);
+    } else if (fate == Fate::VIOLATION) {
+        signal_worker(SIGKILL);
+        append_line("violation", g_violation);
+    }
+    return 0;
 }
 
 }  // namespace kjs

@@ -1,8 +1,7 @@
 // kerneljudge supervisor: the trusted half of a run on the CPU track (docs/security.md, "The boundary").
 //
-// Longer than 300 lines because it is one program with one job, kept in one file so that the trusted code
-// of a run can be read top to bottom: one call, the shared buffers, the two modes, main. What it shares with
-// the CUDA track's supervisor (the request, the trusted folder, clocks, the worker's control) is supervision.h.
+// One call, the shared buffers, the two modes, main. What it shares with the CUDA track's supervisor (the
+// request, the trusted folder, clocks, the worker's control, the run's start and end) is supervision.h.
 //
 // The grader starts it as its own user, outside the sandbox, after it started the worker (harness/worker.cpp)
 // in the sandbox. Both share a control socket (SOCK_SEQPACKET, grader/run/protocol.h) and a sealed memfd in
@@ -20,7 +19,6 @@
 // reaped, so a signal never reaches a process that took a dead worker's pid), the request (supervision.h) on
 // stdin.
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include "supervision.h"
@@ -171,29 +169,16 @@ Fate run_bench(const Case& c) {
     char header[200];
     std::snprintf(header, sizeof header, "mode single batch 1 overhead_ms %.6f tail_overhead_ms 0.000000 warmup %d",
                   median_of(empty), warmup);
-    std::string text = std::string(header) + "\n";
-    for (const std::string& line : lines) text += line + "\n";
-    write_file(c.name + ".times", text.data(), text.size(), false);
-    std::string list;
-    for (uint64_t a : audited) list += std::to_string(a) + "\n";
-    write_file(c.name + ".audits", list.data(), list.size(), false);
+    write_bench_records(c.name, header, lines, audited);
     return Fate::OK;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    prctl(PR_SET_DUMPABLE, 0);  // no ptrace, no /proc/<pid>/mem, for anyone but root
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (argc != 4) die(EXIT_INTERNAL, "usage: supervisor CONTROL_FD MEMORY_FD PIDFD < request");
-    g_control = std::atoi(argv[1]);
     const int memory = std::atoi(argv[2]);
-    g_worker_fd = std::atoi(argv[3]);
-    Request request = read_request();
-    g_worker = request.worker;
-    g_deadline_ms = now_ms() + request.wall_ms + BUDGET_SLACK_MS;
-    g_outdir = open(request.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (g_outdir < 0) die(EXIT_INTERNAL, "cannot open the trusted folder " + request.outdir);
+    Request request = start(std::atoi(argv[1]), std::atoi(argv[3]));
 
     struct stat info;
     if (fstat(memory, &info) != 0) die(EXIT_INTERNAL, "cannot stat the shared memory");
@@ -210,25 +195,9 @@ int main(int argc, char** argv) {
     append_line("progress", "loading");
     Fate fate = receive(kjp::LOADED, 0);
     if (fate == Fate::OK) fate = freeze();
-    if (fate == Fate::OK) append_line("progress", "loaded");
-    for (size_t i = 0; fate == Fate::OK && i < request.cases.size(); ++i) {
+    fate = run_cases(request, fate, [&](size_t i) {
         const Case& c = request.cases[i];
-        char line[160];
-        std::snprintf(line, sizeof line, "case %s %.6f", c.name.c_str(), unix_time());
-        append_line("progress", line);
-        fate = c.mode == "check" ? run_check(c) : run_bench(c);
-    }
-    if (fate == Fate::OK) {
-        char line[64];
-        std::snprintf(line, sizeof line, "done %.6f", unix_time());
-        append_line("progress", line);
-        kjp::Go go{};
-        go.magic = kjp::MAGIC, go.kind = kjp::EXIT;
-        thaw();
-        send_go(go);
-    } else if (fate == Fate::VIOLATION) {
-        signal_worker(SIGKILL);
-        append_line("violation", g_violation);
-    }
-    return 0;
+        return c.mode == "check" ? run_check(c) : run_bench(c);
+    });
+    return finish(fate);
 }
