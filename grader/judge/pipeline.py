@@ -4,10 +4,11 @@
 submission's sake, and nothing the untrusted harness wrote is believed without a check made here, after it
 has exited (DESIGN.md, "One submission, start to end").
 
-On the CPU track with the local sandbox the run is supervised (grader/run/supervised.py): a trusted supervisor
-holds the keys, times every call and writes every record into a folder the sandbox cannot reach, and that
-folder is all this module reads. The CUDA track and the container keep the in-process harness
-(harness/runner.cpp) until the supervisor covers them (docs/security.md says what that leaves open).
+In the local sandbox the run is supervised on both tracks (grader/run/supervised.py): a trusted supervisor
+holds the keys, times every call (on the CUDA track: bounds the worker's own event times by its clock) and writes
+every record into a folder the sandbox cannot reach, and that folder is all this module reads. The container
+keeps the in-process harness (harness/runner.cpp) until the supervisor runs in the image (docs/security.md says
+what that leaves open).
 
 Longer than 300 lines because it is the one place where a verdict is decided, read top to bottom: the run, the
 tests, the benchmarks and their audits, in the order they are judged. The run's machinery lives elsewhere
