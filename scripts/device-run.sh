@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
 # One batch of GPU work for a lent GPU machine (no network): set up offline from wheelhouse/, then run the
 # steps named as arguments, logging each to $OUT/<step>.log. Steps: grade (make grade PROBLEM=attention), doctor,
-# cli-timings, fixtures, ladder, submit, test-gpu, selftest, bench, validate, site. Used by developers; the
-# project's own commands do the work.
+# cli-timings, fixtures, ladder, submit, test-gpu, gpu-supervisor, selftest, bench-solutions, leaderboard, site,
+# validate, repeat, grade-many, cold-submit. PROBLEMS limits the problem-wise steps. Used by developers; the
+# project's own commands do the work. With a wheelhouse made without the dev tools (mypy, ruff), set
+# EXTRAS=test,distributed.
 set -uo pipefail
 OUT=${OUT:-$PWD/.out}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 KERNELJUDGE_DATA=${KERNELJUDGE_DATA:-/tmp/kj-data}
+export PYTHONUNBUFFERED=1 KERNELJUDGE_DATA=${KERNELJUDGE_DATA:-/tmp/kj-data} COLUMNS=${COLUMNS:-200}
 make setup PYTHON=python3 >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
 G=.venv/bin/grader
 step() { local name=$1; shift; echo "== $name"; local t0=$SECONDS;
   "$@" 2>&1 | tee "$OUT/$name.log" | tail -${TAIL:-25}; echo "== $name took $((SECONDS - t0)) s"; }
-PROBLEMS=${PROBLEMS:-$(ls problems)}
+PROBLEMS=${PROBLEMS:-$(ls problems | grep -v '^ORDER$')}
+# Every CUDA rung of PROBLEMS graded at once, as a batch grader would (throughput, and no honest rung refused).
+grade_many() {
+  local folder=/tmp/kj-ladders; rm -rf "$folder"
+  for slug in $PROBLEMS; do mkdir -p "$folder/$slug"; cp solutions/"$slug"/*.cu "$folder/$slug/" 2>/dev/null; done
+  $G grade-many "$folder" --track cuda --no-db -q -o "$OUT/grade-many.jsonl" --summary-json "$OUT/grade-many-summary.json"
+  python3 -c "
+import json; s = json.load(open('$OUT/grade-many-summary.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')
+for line in open('$OUT/grade-many.jsonl'):
+    v = json.loads(line)
+    if v.get('status') != 'accepted': print(v.get('file'), v.get('message'))"
+}
 # The flash-attention submit with its build removed from the cache, then again with the build cached.
 cold_submit() {
   local f; f=$(ls solutions/attention/0*.cu | tail -1)
@@ -44,8 +57,10 @@ for s in "$@"; do case $s in
   submit)   for slug in $PROBLEMS; do f=$(ls solutions/$slug/0*.cu | tail -1);
               step "submit-$slug" bash -c "time $G submit $slug $f --json > $OUT/submit-$slug.json; tail -c 1500 $OUT/submit-$slug.json"; done ;;
   test-gpu) step test-gpu make test-gpu ;;
+  gpu-supervisor) step gpu-supervisor .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_gpu_supervisor.py ;;
+  grade-many) step grade-many grade_many ;;
   selftest) step selftest $G selftest ;;
-  bench-solutions) step bench-solutions $G bench-solutions ;;
+  bench-solutions) step bench-solutions $G bench-solutions $PROBLEMS ;;
   leaderboard) for slug in $PROBLEMS; do step "leaderboard-$slug" $G leaderboard $slug; done ;;
   site)     step site $G render --out /tmp/kj-site && tar -C /tmp -czf "$OUT/site.tar.gz" kj-site ;;
   validate) step validate $G validate-timing $PROBLEMS ;;
