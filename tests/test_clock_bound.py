@@ -1,0 +1,96 @@
+"""The grader's side of the CUDA track's clock bound (grader/judge/pipeline.py; docs/timing.md, "The CUDA track's
+clock"), on records written here as the CUDA supervisor writes them: a claimed median far under the bounds is a
+forged timer (`rejected`, with both figures), one within the slack is believed, a missing or malformed bound
+record is refused and never a crash, load-stretched calls do not move the bound (lower quartile), and a run of the
+container's in-process harness, which keeps no bound, is not asked for one. No GPU needed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.judge import pipeline
+from grader.judge.status import Status
+from grader.judge.verdict import Verdict
+from grader.perf import ceilings
+from grader.problems.spec import load_problem
+from grader.run import request
+from grader.sandbox.base import Outcome
+
+NO_PEAKS = ceilings.Ceilings(None, None, None, None, None, "none (test)")
+
+
+@pytest.fixture
+def softmax(monkeypatch):
+    monkeypatch.setattr(pipeline.ceilings, "for_track", lambda track: NO_PEAKS)
+    monkeypatch.setattr(pipeline, "_audit", lambda problem, case, out: "")  # audits are not what is tested here
+    return load_problem("softmax")
+
+
+def _records(out: Path, name: str, claims_ms: list[float], bounds_ms: list[float] | None) -> None:
+    rows = "".join(f"{i} {c:.6f} 0.001000\n" for i, c in enumerate(claims_ms))
+    header = "mode single batch 1 overhead_ms 0.001 tail_overhead_ms 0.007 warmup 3 bound_spread_ms 0.010000\n"
+    (out / f"{name}.times").write_text(header + rows)
+    if bounds_ms is not None:
+        lines = "".join(f"{i} {c:.6f} {b:.6f} 1.0 0.4\n" for i, (c, b) in enumerate(zip(claims_ms, bounds_ms)))
+        (out / f"{name}.bound").write_text("call claimed_ms bound_ms interval_ms own_gpu_ms\n" + lines)
+
+
+def _judge_folder(problem, out: Path, keyed: bool = True):
+    bench = problem.benchmarks_for("cuda")[0]
+    verdict = Verdict(Status.ACCEPTED, "", problem.slug, "cuda", "test-submission")
+    cases = [request.Case(bench.name, bench, "bench", 1, keyed)]
+    return verdict, pipeline._judge_benchmarks(verdict, problem, "cuda", cases, out, Outcome(0, 600.0), [])
+
+
+def _judge(problem, out: Path, claims_ms, bounds_ms, keyed: bool = True):
+    _records(out, problem.benchmarks_for("cuda")[0].name, claims_ms, bounds_ms)
+    return _judge_folder(problem, out, keyed)
+
+
+def test_a_claim_far_under_the_clock_is_a_forged_timer(softmax, tmp_path):
+    _verdict, failure = _judge(softmax, tmp_path, [0.10] * 12, [0.40] * 12)
+    assert failure is not None and failure[0] == Status.REJECTED
+    assert "claims 100.00 us per call" in failure[1] and "allows no less than 280.00 us" in failure[1]
+    assert "forged or patched timer" in failure[1]
+
+
+def test_an_honest_claim_within_the_slack_is_believed_and_the_bound_shown(softmax, tmp_path):
+    verdict, failure = _judge(softmax, tmp_path, [0.176] * 12, [0.25] * 12)
+    assert failure is None
+    (result,) = verdict.benchmarks
+    assert result.median_us == pytest.approx(176.0)
+    assert "clock bound 250.0 us" in result.mode
+
+
+def test_calls_stretched_by_load_do_not_raise_the_bound(softmax, tmp_path):
+    # three quarters of the calls honest, a quarter stretched by a busy machine: the lower quartile ignores them
+    _verdict, failure = _judge(softmax, tmp_path, [0.176] * 12, [0.20] * 9 + [3.0] * 3)
+    assert failure is None
+
+
+@pytest.mark.parametrize(
+    "bound_text",
+    [None, "", "call claimed_ms bound_ms interval_ms own_gpu_ms\n", "header\n0 0.1 nan 1 1\n", "header\n0 0.1\n"],
+)
+def test_a_missing_or_malformed_bound_record_is_refused_not_a_crash(softmax, tmp_path, bound_text):
+    bench = softmax.benchmarks_for("cuda")[0]
+    _records(tmp_path, bench.name, [0.176] * 12, None)
+    if bound_text is not None:
+        (tmp_path / f"{bench.name}.bound").write_text(bound_text)
+    _verdict, failure = _judge_folder(softmax, tmp_path)
+    assert failure is not None and failure[0] == Status.REJECTED
+    assert "the judge's clock record is missing or malformed" in failure[1]
+
+
+def test_the_containers_in_process_harness_is_not_asked_for_a_bound(softmax, tmp_path):
+    verdict, failure = _judge(softmax, tmp_path, [0.176] * 12, None, keyed=False)
+    assert failure is None and "clock bound" not in verdict.benchmarks[0].mode
+
+
+def test_the_slack_is_the_largest_of_its_three_terms():
+    assert pipeline.least_believed_ms(1.0, 0.5, 0.0) == pytest.approx(1.0 - pipeline.BOUND_SLACK_MIN_MS)
+    assert pipeline.least_believed_ms(30.0, 20.0, 0.0) == pytest.approx(30.0 - 20.0 * pipeline.BOUND_SLACK_FRACTION)
+    assert pipeline.least_believed_ms(1.0, 0.5, 0.5) == pytest.approx(0.5)
