@@ -108,7 +108,7 @@ def test_calibrate_fails_a_tolerance_that_rejects_float32(workspace):
     result = runner.invoke(app, ["calibrate", "mat-vec", "--max-gflop", "0.001"])
     assert result.exit_code == 1
     assert "FAIL reference in float32 is rejected on" in " ".join(result.output.split())
-    assert "left out (over 0.001 GFLOP): " in result.output and "benchmark_square" in result.output
+    assert "left out (over 0.001 GFLOP or 300 MB): " in result.output and "benchmark_square" in result.output
 
 
 def test_selftest_picks_up_every_problem_and_names_a_broken_one(workspace):
@@ -121,3 +121,14 @@ def test_selftest_picks_up_every_problem_and_names_a_broken_one(workspace):
     assert "broken problem" in result.output and "broken/problem.yaml" in result.output
     assert "solutions/mat-vec/01_naive.cpp" in result.output and "solutions/row-sums/01_naive.cpp" in result.output
     assert "8 ok, 1 failed" in result.output
+
+
+def test_calibrate_leaves_out_sets_that_move_too_many_bytes_for_the_cpu():
+    """A memory-bound problem's big tests do little arithmetic, so a flops limit alone let prefix-sum's 50M-element
+    test through (11.6 GB and ten minutes on two cores); the bytes limit leaves it out, and says so."""
+    from grader.judge.calibrate import size_sets
+
+    kept, skipped = size_sets(load_problem("prefix-sum"))
+    assert "many_tiles" in skipped and "aligned" in [s.name for s in kept]
+    kept, skipped = size_sets(load_problem("prefix-sum"), max_bytes=1e12)
+    assert "many_tiles" in [s.name for s in kept]

@@ -47,13 +47,16 @@ def register(app: typer.Typer) -> None:
         max_gflop: float = typer.Option(
             4.0, "--max-gflop", metavar="N", help="Leave out size sets of more work than this (the CPU computes them)."
         ),
+        max_mb: float = typer.Option(
+            300.0, "--max-mb", metavar="N", help="Leave out size sets that move more megabytes than this (memory)."
+        ),
     ):
         """Check the tolerance against emulated low-precision and null answers on every test; propose one."""
         from grader.judge.calibrate import calibrate as run_calibration
 
         spec = args.problem(problem)
         with output.console.status("calibrate") as status:
-            result = run_calibration(spec, max_flops=max_gflop * 1e9, progress=status.update)
+            result = run_calibration(spec, max_flops=max_gflop * 1e9, progress=status.update, max_bytes=max_mb * 1e6)
         columns = [
             output.Column("size set"),
             output.Column("answer", wrap=True),
@@ -75,7 +78,8 @@ def register(app: typer.Typer) -> None:
         ]
         output.console.print(output.fitted_table(columns, rows, title=f"{spec.slug}: worst error / allowance (margin)"))
         if result.skipped:
-            output.console.print(f"left out (over {max_gflop:g} GFLOP): {', '.join(result.skipped)}", soft_wrap=True)
+            limits = f"over {max_gflop:g} GFLOP or {max_mb:g} MB"
+            output.console.print(f"left out ({limits}): {', '.join(result.skipped)}", soft_wrap=True)
         for note in result.notes:
             output.warning(note)
         output.console.print(

@@ -28,6 +28,7 @@ from grader.problems.spec import Problem, SizeSet, describe_sizes
 
 SEED = 0x5EED
 MAX_FLOPS = 4e9  # size sets above this (the float64 reference and the emulations on the CPU) are left out
+MAX_BYTES = 300e6  # by the problem's bytes formula: prefix-sum's 400 MB test took 11.6 GB of float64 work here
 ADMITTED, LOW, NULL = "admitted", "low precision", "null answer"
 
 
@@ -68,13 +69,17 @@ class Calibration:
         return math.sqrt(max(self.scale_low, 1e-300) * self.scale_high)
 
 
-def size_sets(problem: Problem, max_flops: float = MAX_FLOPS) -> tuple[list[SizeSet], list[str]]:
-    """The tests (every track) and calibration sets small enough for the CPU, and the names of those left out."""
+def size_sets(
+    problem: Problem, max_flops: float = MAX_FLOPS, max_bytes: float = MAX_BYTES
+) -> tuple[list[SizeSet], list[str]]:
+    """The tests (every track) and calibration sets small enough for the CPU, and the names of those left out: a
+    memory-bound problem's large set does little arithmetic but its float64 copies and emulations take tens of
+    times its bytes in memory, so both its work and its bytes are bounded."""
     kept: list[SizeSet] = []
     skipped: list[SizeSet] = []
     for size_set in problem.tests + problem.calibration:
-        flops, _ = problem.work(size_set.sizes)
-        (kept if flops <= max_flops else skipped).append(size_set)
+        flops, nbytes = problem.work(size_set.sizes)
+        (kept if flops <= max_flops and nbytes <= max_bytes else skipped).append(size_set)
     return kept, [s.name for s in skipped]
 
 
@@ -122,10 +127,13 @@ def answers(problem: Problem, inputs64: dict[str, torch.Tensor], sizes: dict) ->
 
 
 def calibrate(
-    problem: Problem, max_flops: float = MAX_FLOPS, progress: Callable[[str], None] | None = None
+    problem: Problem,
+    max_flops: float = MAX_FLOPS,
+    progress: Callable[[str], None] | None = None,
+    max_bytes: float = MAX_BYTES,
 ) -> Calibration:
     result = Calibration(problem.slug)
-    sets, result.skipped = size_sets(problem, max_flops)
+    sets, result.skipped = size_sets(problem, max_flops, max_bytes)
     low_margins: list[float] = []
     null_worst: dict[str, float] = {}
     for size_set in sets:
