@@ -132,3 +132,81 @@ def test_calibrate_leaves_out_sets_that_move_too_many_bytes_for_the_cpu():
     assert "many_tiles" in skipped and "aligned" in [s.name for s in kept]
     kept, skipped = size_sets(load_problem("prefix-sum"), max_bytes=1e12)
     assert "many_tiles" in [s.name for s in kept]
+
+
+ROW_MIN_MAX_SPEC = """\
+title: Row minimum and maximum
+difficulty: easy
+tags: [reduction]
+signature:
+  - {name: input, type: "const float*", shape: [M, N]}
+  - {name: low, type: "float*", shape: [M]}
+  - {name: high, type: "float*", shape: [M]}
+  - {name: M, type: int}
+  - {name: N, type: int}
+constraints: ["1 <= M", "1 <= N"]
+inputs:
+  input: {low: -1.0, high: 1.0}
+tolerance: {atol: 0, rtol: 0, why: "a minimum and a maximum are exact in float32"}
+flops: "2 * M * N"
+bytes: "4 * M * N + 8 * M"
+time_limit_s: 60
+tests:
+  - {name: one, sizes: {M: 1, N: 1}, catches: "one element: both outputs are it"}
+  - {name: rows, sizes: {M: 37, N: 101}, catches: "many rows"}
+benchmarks:
+  cuda:
+    - {name: big, sizes: {M: 4096, N: 4096}}
+  cpu:
+    - {name: small, sizes: {M: 256, N: 1024}}
+"""
+
+ROW_MIN_MAX_REFERENCE = '''"""Row minimum and maximum: two outputs."""
+
+import torch
+
+
+def reference(input, M, N):
+    return input.min(dim=1).values, input.max(dim=1).values
+
+
+def baseline(input, M, N):
+    return torch.aminmax(input, dim=1)
+
+
+def null_answers(input, M, N):
+    low, high = reference(input, M, N)
+    return {
+        "swapped": (high, low),
+        "maximum right, minimum zero": {"low": torch.zeros_like(low), "high": high},
+    }
+'''
+
+ROW_MIN_MAX_CPU = """\
+#include <algorithm>
+void solve(const float* input, float* low, float* high, int M, int N) {
+    for (int r = 0; r < M; ++r) {
+        const float* x = input + (long)r * N;
+        low[r] = *std::min_element(x, x + N);
+        high[r] = *std::max_element(x, x + N);
+    }
+}
+"""
+
+
+def test_selftest_judges_a_problem_with_two_outputs_output_by_output(workspace):
+    """A null answer of a problem with several outputs gives each (a tuple in signature order, or a dict by
+    name); one right output does not save it from being wrong in the other."""
+    folder = workspace / "problems" / "row-min-max"
+    folder.mkdir()
+    (folder / "problem.yaml").write_text(ROW_MIN_MAX_SPEC)
+    (folder / "reference.py").write_text(ROW_MIN_MAX_REFERENCE)
+    (folder / "statement.md").write_text("Each row's minimum into `low`, its maximum into `high`.\n")
+    (workspace / "solutions" / "row-min-max").mkdir(parents=True)
+    (workspace / "solutions" / "row-min-max" / "01_naive.cpp").write_text(ROW_MIN_MAX_CPU)
+    rows = selftest([load_problem("row-min-max")], ["cpu"])
+    outcome = {row.what.split("/")[-1]: (row.got, row.detail) for row in rows}
+    assert outcome["01_naive.cpp"][0] == "accepted", outcome
+    # on the 1x1 test the minimum is the maximum, so swapping them is right there: that test cannot catch it
+    assert outcome["null answer: swapped"] == ("rejected", "fails 1 of the 2 tests it was tried on")
+    assert outcome["null answer: maximum right, minimum zero"] == ("rejected", "fails 2 of the 2 tests it was tried on")

@@ -86,22 +86,42 @@ def _solutions(problem: Problem, track: str, say: Callable[[str], None]) -> list
     return rows
 
 
+def by_output(problem: Problem, answer) -> dict:
+    """A null answer as {output name: tensor}: a problem with one output gives a tensor, one with several a tuple
+    (in signature order) or a dict by name; an answer wrong in any output is a wrong answer."""
+    names = [p.name for p in problem.output_params]
+    if isinstance(answer, dict):
+        return answer
+    if isinstance(answer, (tuple, list)):
+        if len(answer) != len(names):
+            raise ValueError(
+                f"a null answer of {problem.slug} gives {len(answer)} outputs, the signature has {len(names)}"
+            )
+        return dict(zip(names, answer))
+    if len(names) != 1:
+        raise ValueError(f"a null answer of {problem.slug} must give each of its outputs {names}")
+    return {names[0]: answer}
+
+
 def _null_answers(problem: Problem, track: str) -> list[SelftestRow]:
     """One row per null answer, saying on how many of the tests it was tried it fails."""
     failed: dict[str, list[str]] = {}
     tried: dict[str, int] = {}
     for size_set in problem.tests_for(track):
         arrays = check.make_inputs(problem, size_set, secrets.randbits(64), 0)
-        (expected,) = check.reference_outputs(problem, size_set, arrays).values()
+        expected = check.reference_outputs(problem, size_set, arrays)
         inputs = check.reference_inputs(problem, size_set, arrays)
         with torch.no_grad():
             answers = problem.reference_module.null_answers(**inputs, **size_set.sizes)
         atol, rtol = problem.tolerances(size_set.sizes)
         for name, answer in answers.items():
-            got = answer.to(torch.float32).cpu().numpy().reshape(-1)
             tried[name] = tried.get(name, 0) + 1
             failed.setdefault(name, [])
-            if not check.compare(got, expected, atol, rtol).ok:
+            outputs = by_output(problem, answer)
+            if any(
+                not check.compare(outputs[out].to(torch.float32).cpu().numpy().reshape(-1), ref, atol, rtol).ok
+                for out, ref in expected.items()
+            ):
                 failed[name].append(size_set.name)
     return [
         SelftestRow(
