@@ -131,6 +131,7 @@ def doctor():
     rows.append(["default track", default_track()])
     backend, how = container.choose(None, default_track())
     rows.append(["sandbox", how])
+    rows.append(["who holds the clock", _trust(backend.kind == "local", sandbox.is_root())])
     if backend.kind == "local":
         if not sandbox.is_root():
             rows.append(["local sandbox", "not root: run as root or use the container sandbox for a shared judge"])
@@ -144,6 +145,20 @@ def doctor():
         rows.append([setting.name, value if value else f"(unset: {setting.meaning})"])
     columns = [Column("component"), Column("found", wrap=True)]
     output.console.print(fitted_table(columns, rows, show_header=False))
+
+
+def _trust(local: bool, root: bool) -> str:
+    """What a submission can and cannot forge with this sandbox (docs/security.md)."""
+    if not local:
+        return (
+            "the submission's own process (the container runs the in-process harness): its records and timer can "
+            "be forged there; grade with --sandbox local where verdicts must not be (docs/security.md)"
+        )
+    said = (
+        "a trusted supervisor on both tracks: it makes the inputs, keeps the outputs and writes every record; "
+        "CPU: its clock alone; CUDA: the worker's events, believed within its clock's bound (docs/timing.md)"
+    )
+    return said if root else said + "; not root: the worker runs as your user and could read the records"
 
 
 grading.register(app)
