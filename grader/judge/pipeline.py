@@ -169,11 +169,7 @@ def _run_harness(
     """(working folder, folder of the records to judge, the sandbox's outcome, telemetry samples)."""
     if _supervised(track, run):
         return _run_supervised(problem, track, library, cases, tests_limit_s, run)
-    uid = sandbox.sandbox_uid()
-    workdir = sandbox.new_workdir(uid)
-    for source, name in ((compiler.build_runner(track, run=run), "runner"), (library, "lib.so")):
-        shutil.copyfile(source, workdir / name)
-        (workdir / name).chmod(0o555)
+    uid, workdir = _new_run_folder(((compiler.build_runner(track, run=run), "runner"), (library, "lib.so")))
     out = workdir / "out"
     out.mkdir()
     if uid is not None:
@@ -181,17 +177,12 @@ def _run_harness(
     env = _cuda_env(workdir) if track == "cuda" else {}
     if base.in_container(run):
         env.pop("CUDA_VISIBLE_DEVICES", None)  # the container sees the one GPU it was given
-    limits = sandbox.Limits(
-        wall_s=_wall_limit_s(tests_limit_s, track, cases),
-        memory_bytes=HARNESS_MEMORY,
-        address_space_bytes=HARNESS_MEMORY if track == "cpu" else None,
-    )
-    sampler = telemetry.Sampler() if track == "cuda" and any(c.kind == "bench" for c in cases) else None
+    sampler = _sampler(track, cases)
     with sampler or telemetry.NullSampler():
         outcome = run(
             ["./runner"],
             workdir,
-            limits=limits,
+            limits=_limits(tests_limit_s, track, cases),
             stdin=request.build(problem, track, cases).encode(),
             uid=uid,
             env=env,
@@ -203,18 +194,9 @@ def _run_harness(
 def _run_supervised(
     problem: Problem, track: str, library: Path, cases: list[request.Case], tests_limit_s: float, run: container.Backend
 ):
-    uid = sandbox.sandbox_uid()
-    workdir = sandbox.new_workdir(uid)
-    for source, name in ((binaries.worker(track), "worker"), (library, "lib.so")):
-        shutil.copyfile(source, workdir / name)
-        (workdir / name).chmod(0o555)
-    limits = sandbox.Limits(
-        wall_s=_wall_limit_s(tests_limit_s, track, cases),
-        memory_bytes=HARNESS_MEMORY,
-        address_space_bytes=HARNESS_MEMORY if track == "cpu" else None,  # CUDA reserves far more than it uses
-    )
+    uid, workdir = _new_run_folder(((binaries.worker(track), "worker"), (library, "lib.so")))
     sizes = [[request.buffer_bytes(problem, p, c.size_set.sizes) for p in problem.pointer_params] for c in cases]
-    sampler = telemetry.Sampler() if track == "cuda" and any(c.kind == "bench" for c in cases) else None
+    sampler = _sampler(track, cases)
     try:
         with sampler or telemetry.NullSampler():
             result = supervised.run(
@@ -223,7 +205,7 @@ def _run_supervised(
                 "lib.so",
                 workdir,
                 sandbox_run=run,
-                limits=limits,
+                limits=_limits(tests_limit_s, track, cases),
                 uid=uid,
                 env=_cuda_env(workdir) if track == "cuda" else {},
                 track=track,
@@ -232,6 +214,29 @@ def _run_supervised(
         sandbox.remove_workdir(workdir)
         raise
     return workdir, result.trusted, result.outcome, (sampler.samples if sampler else [])
+
+
+def _new_run_folder(programs: tuple[tuple[Path, str], ...]) -> tuple[int | None, Path]:
+    """(the run's fresh sandbox uid, its working folder), with these (file, name) programs copied in read-only."""
+    uid = sandbox.sandbox_uid()
+    workdir = sandbox.new_workdir(uid)
+    for source, name in programs:
+        shutil.copyfile(source, workdir / name)
+        (workdir / name).chmod(0o555)
+    return uid, workdir
+
+
+def _limits(tests_limit_s: float, track: str, cases: list[request.Case]) -> sandbox.Limits:
+    return sandbox.Limits(
+        wall_s=_wall_limit_s(tests_limit_s, track, cases),
+        memory_bytes=HARNESS_MEMORY,
+        address_space_bytes=HARNESS_MEMORY if track == "cpu" else None,  # CUDA reserves far more than it uses
+    )
+
+
+def _sampler(track: str, cases: list[request.Case]) -> telemetry.Sampler | None:
+    """NVML samples during a run that times benchmarks on the GPU (clocks, power, throttling), else none."""
+    return telemetry.Sampler() if track == "cuda" and any(c.kind == "bench" for c in cases) else None
 
 
 def _cuda_env(workdir: Path) -> dict[str, str]:
