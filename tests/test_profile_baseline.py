@@ -73,3 +73,21 @@ def test_bench_solutions_shows_the_eager_row_only_where_it_differs():
     assert row is not None and row[:3] == ["PyTorch", "eager (dispatch)", "130.00"] and row[-1] == "0.77x"
     same = baseline.as_result(problem, size_set, graph, graph, "", _result)
     assert cli_bench._eager_row({"results": [same]}, [size_set.name], MICROSECONDS, 100.0) is None
+
+
+def test_bench_solutions_says_why_a_rung_was_not_accepted(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from typer.testing import CliRunner
+
+    from grader.cli.main import app
+    from grader.perf import bench
+
+    reason = "benchmark odd_100m: the judge's clock allows no less than 400.00 us (a forged or patched timer)"
+    verdict = SimpleNamespace(status="rejected", message=reason, device={})
+    row = {"solution": "01_naive.cu", "status": "rejected", "score_us": None, "verdict": verdict, "benchmarks": {}}
+    monkeypatch.setattr(bench, "ladder_rows", lambda spec, track, progress=None: ([row], {}))
+    monkeypatch.setattr("grader.cli.bench.store", lambda *args: None)
+    result = CliRunner().invoke(app, ["bench-solutions", "softmax", "--track", "cpu"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert f"01_naive.cu: rejected: {reason}" in result.output

@@ -144,6 +144,9 @@ def bench_solutions(
         output.console.print(
             output.fitted_table(columns, table_rows, title=f"{spec.slug} ({track}, times in {unit.name})")
         )
+        for r in rows:  # a rung that is not accepted says why, as `grader submit` would
+            if r["status"] != "accepted":
+                output.console.print(f"  {r['solution']}: {r['status']}: {r['verdict'].message}", markup=False)
 
 
 def _eager_row(baseline: dict, names: list[str], unit, base: float | None) -> list[str] | None:
