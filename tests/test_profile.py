@@ -184,3 +184,17 @@ def test_a_recorded_h100_profile_reads_as_ncu_measured_it():
     assert kernel.name.startswith("matmul_naive")
     assert kernel.duration_us == pytest.approx(22916.032)
     assert kernel.dram_gbps == pytest.approx(643.51, rel=1e-3)
+
+
+def test_advice_quotes_no_load_width_that_no_load_has():
+    """The H100's naive transpose (grader profile --json, recorded): ncu's averages give 0.89 useful bytes per
+    load (4 sectors a request, 22% of each used), which is no instruction's width; the advice says what is
+    known, the sector efficiency, and no "1-byte" loads."""
+    from grader.profile import advice
+
+    recorded = Profile.model_validate_json((FIXTURES / "recorded-h100-matrix-transpose-01_naive.json").read_text())
+    naive = recorded.kernels[0]
+    assert naive.global_load_bytes_per_instruction == pytest.approx(0.889, abs=1e-3)
+    said = " ".join(advice.for_kernel(naive))
+    assert "global loads are 22% sector-efficient" in said
+    assert "-byte" not in said.split("sector")[0]

@@ -21,6 +21,7 @@ IDLE_PCT = 40.0  # both below this: neither memory nor compute is busy (latency-
 COALESCED_PCT = 60.0  # global-load sector efficiency below this wastes most fetched bytes
 LOW_OCCUPANCY_PCT = 30.0
 SCATTERED_SECTORS = 16  # sectors per warp-wide load above a coalesced float4's: scattered addresses
+ACCESS_WIDTHS = (1, 2, 4, 8, 16)  # bytes a thread's global load instruction can move
 STALL_HINTS = {
     "long_scoreboard": "warps wait on global or local memory: keep more independent loads in flight per thread "
     "(unroll, vectorise) or run more warps",
@@ -49,6 +50,14 @@ def _blocks(grid: str) -> int | None:
     return total
 
 
+def _access_width(useful_bytes: float | None) -> int | None:
+    """The load width a thread's useful bytes per load stand for, where they are one (within 10%): ncu's averages
+    over loads of several kinds (or partly predicated ones) can give 0.9 bytes, which is no load's width."""
+    if useful_bytes is None:
+        return None
+    return next((w for w in ACCESS_WIDTHS if abs(useful_bytes - w) <= 0.1 * w), None)
+
+
 def for_kernel(k: KernelProfile, sms: int = 132) -> list[str]:
     """Advice for one kernel, most important first (`sms`: the GPU's multiprocessors, H100 SXM's by default)."""
     said: list[str] = []
@@ -65,9 +74,9 @@ def for_kernel(k: KernelProfile, sms: int = 132) -> list[str]:
             f"the grid has {blocks} block{'s' if blocks != 1 else ''} for {sms} SMs: most of the GPU is idle; "
             "launch at least a few blocks per SM (split the work finer, e.g. one block per row)"
         )
-    efficiency, width = k.global_load_sector_efficiency_pct, k.global_load_bytes_per_instruction
+    efficiency, width = k.global_load_sector_efficiency_pct, _access_width(k.global_load_bytes_per_instruction)
     if efficiency is not None and efficiency < COALESCED_PCT:
-        what = f"{width:.0f}-byte and " if width else ""
+        what = f"{width}-byte and " if width else ""
         said.append(
             f"global loads are {what}{efficiency:.0f}% sector-efficient (of each 32-byte sector fetched, "
             f"{efficiency:.0f}% is used): coalesce (neighbouring threads read neighbouring addresses) or vectorise"
@@ -78,7 +87,7 @@ def for_kernel(k: KernelProfile, sms: int = 132) -> list[str]:
             "float4 load 16): neighbouring threads should read neighbouring addresses"
         )
     elif width is not None and width < 8 and memory is not None and memory >= BUSY_PCT:
-        said.append(f"global loads are {width:.0f}-byte: vectorise them (float4) to move the same bytes in fewer loads")
+        said.append(f"global loads are {width}-byte: vectorise them (float4) to move the same bytes in fewer loads")
     dram = k.dram_fraction_of_copy
     if memory is not None and memory >= BUSY_PCT and dram is not None and dram < 0.5:
         said.append(
