@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from typer.core import TyperArgument, TyperCommand, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 import grader
 from grader.cli import output
@@ -35,21 +35,32 @@ class _Argument(TyperArgument):
         return [name if self.required else f"[{name}]"]
 
 
+def _readable(params: list, ctx: Any) -> list:
+    """The parameters with the metavars the help shows: none for a flag, TEXT/INTEGER/... for a value."""
+    for param in params:
+        if isinstance(param, TyperArgument):
+            param.__class__ = _Argument  # only display methods differ; typer offers no hook for them
+            param.metavar = param.metavar or (param.name or "").upper()
+        elif isinstance(param, TyperOption) and param.metavar is None:
+            if param.is_flag or param.count:
+                param.metavar = ""
+            else:
+                param.metavar = _type_name(param, ctx)
+    return params
+
+
+class Group(TyperGroup):
+    """`grader` itself: its options (--version, --install-completion) shown as flags, not `<bool>`."""
+
+    def get_params(self, ctx: Any) -> list:
+        return _readable(super().get_params(ctx), ctx)
+
+
 class Command(TyperCommand):
     """A command with readable metavars whose parse errors also answer in JSON under --json."""
 
     def get_params(self, ctx: Any) -> list:
-        params = super().get_params(ctx)
-        for param in params:
-            if isinstance(param, TyperArgument):
-                param.__class__ = _Argument  # only display methods differ; typer offers no hook for them
-                param.metavar = param.metavar or (param.name or "").upper()
-            elif isinstance(param, TyperOption) and param.metavar is None:
-                if param.is_flag or param.count:
-                    param.metavar = ""
-                else:
-                    param.metavar = _type_name(param, ctx)
-        return params
+        return _readable(super().get_params(ctx), ctx)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         wants_json = "--json" in args  # before parsing, which consumes `args`
@@ -83,6 +94,7 @@ def _version(value: bool) -> None:
 
 def make_app() -> App:
     app = App(
+        cls=Group,
         help="kerneljudge: an online judge for GPU kernels (and a CPU track in C++/OpenMP).",
         no_args_is_help=True,
         rich_markup_mode="rich",
