@@ -406,7 +406,7 @@ def _judge_benchmarks(
     outcome: sandbox.Outcome,
     samples: list[dict],
 ) -> tuple[str, str] | None:
-    peaks = ceilings.for_track(track)
+    peaks = ceilings.for_track(track).for_inputs(problem.half_precision)
     windows = _case_windows(_progress(out))
     claimed_ms = 0.0
     for case in cases:
@@ -484,7 +484,7 @@ def benchmark_result(
     telemetry_summary: dict,
 ) -> BenchmarkResult:
     """A benchmark's record: the timing summary with its rates, fractions of the ceilings and floor."""
-    peaks = ceilings.for_track(track)
+    peaks = ceilings.for_track(track).for_inputs(problem.half_precision)
     flops, nbytes = problem.work(size_set.sizes)
     seconds = summary["median_us"] * 1e-6
     return BenchmarkResult(
@@ -510,6 +510,7 @@ def _fractions(peaks: ceilings.Ceilings, flops_s: float, bytes_s: float) -> dict
         "bandwidth": ratio(bytes_s, peaks.copy_bytes_s),
         "flops": ratio(flops_s, peaks.fp32_flops_s),
         "sgemm": ratio(flops_s, peaks.sgemm_flops_s),
+        **({"hgemm": ratio(flops_s, peaks.hgemm_flops_s)} if peaks.hgemm_flops_s else {}),
     }
 
 

@@ -1,12 +1,15 @@
 """Device ceilings: what this GPU or CPU can do, to put every result in context and to bound it from below.
 
 Measured once per GPU (name and driver) and cached as JSON: the copy bandwidth (bytes read + written by a
-large device-to-device copy), the FP32 FMA rate (a kernel of independent FMA chains), and what cuBLAS
-reaches on FP32 SGEMM (torch.matmul with TF32 off). Each benchmark reports its fraction of these.
+large device-to-device copy or elementwise kernel, whichever is faster, at a benchmark's size and at 1 GiB), the
+FP32 FMA rate (a kernel of independent FMA chains), what cuBLAS reaches on FP32 SGEMM (torch.matmul with TF32
+off) and on FP16 GEMM with FP32 accumulation (the roof of a problem with 16-bit inputs). Each benchmark reports
+its fraction of these.
 
 The physical floor that rejects impossible times uses the theoretical peaks from NVML instead (memory
-clock x bus width; SMs x 128 lanes x clock x 8 for tensor-core TF32): generous on purpose, so no honest
-kernel can fall below it, whatever it does.
+clock x bus width; SMs x 128 lanes x clock x 8 for tensor-core TF32, twice that for a problem with 16-bit
+inputs, which FP16/BF16 tensor cores run at 16x the FP32 rate): generous on purpose, so no honest kernel can
+fall below it, whatever it does. `for_inputs` gives the view of the ceilings that fits a problem's inputs.
 
 The CPU track's ceilings are measured once per machine (CPU model, core count) the same way: the copy
 bandwidth of a 256 MiB tensor copy and the FP32 rate of a matrix product, both PyTorch's own multithreaded
@@ -18,6 +21,7 @@ much, while an empty or skipped call (tens of microseconds of handshake) falls f
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import json
 import subprocess
@@ -26,6 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 TENSOR_TF32_OVER_FP32 = 8  # Hopper/Ampere dense TF32 tensor-core rate over the FP32 FMA rate
+TENSOR_FP16_OVER_TF32 = 2  # dense FP16/BF16 tensor-core rate over TF32 (H100: 989 against 495 TFLOP/s)
 CPU_FLOOR_SLACK = 4.0  # the CPU floor: measured copy bandwidth and matmul rate, times this
 
 FMA_KERNEL = r"""
@@ -51,6 +56,15 @@ class Ceilings:
     peak_bytes_s: float | None  # theoretical, for the floor
     peak_flops_s: float | None  # theoretical tensor-core rate, for the floor
     source: str
+    hgemm_flops_s: float | None = None  # measured: cuBLAS FP16 GEMM at 8192^3 (a roof only for 16-bit inputs)
+
+    def for_inputs(self, half_precision: bool) -> Ceilings:
+        """The ceilings that fit a problem: with 16-bit inputs the FP16 GEMM rate is a compute roof and the
+        floor's tensor peak doubles; otherwise the FP16 rate is no roof at all."""
+        if not half_precision:
+            return dataclasses.replace(self, hgemm_flops_s=None)
+        peak = self.peak_flops_s * TENSOR_FP16_OVER_TF32 if self.peak_flops_s else None
+        return dataclasses.replace(self, peak_flops_s=peak)
 
     def floor_s(self, flops: float, nbytes: float) -> float:
         times = [0.0]
@@ -126,7 +140,7 @@ def gpu_ceilings() -> Ceilings:
     gpu = detect().gpu
     if gpu is None:
         return NONE
-    path = cache_root() / "ceilings" / f"{gpu.name}-{gpu.driver}-v2.json".replace(" ", "_")
+    path = cache_root() / "ceilings" / f"{gpu.name}-{gpu.driver}-v3.json".replace(" ", "_")
     if path.is_file():
         return Ceilings(**json.loads(path.read_text()))
     try:
@@ -153,14 +167,20 @@ def _measure() -> Ceilings:
     sm_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)
     sms = torch.cuda.get_device_properties(device).multi_processor_count
 
-    src = torch.rand(256 << 20, device="cuda")  # 1 GiB
-    dst = torch.empty_like(src)
-    # The faster of two ways to move the bytes: cudaMemcpy (what copy_ calls) and an elementwise kernel (neg
-    # reads and writes the same bytes); on an H100 good kernels move 3.2 TB/s where cudaMemcpy moves about 3.0.
-    copy = min(
-        time_callable(dst.copy_, lambda _i: (src,), budget_ms=1000).summary["median_us"],
-        time_callable(lambda s: torch.neg(s, out=dst), lambda _i: (src,), budget_ms=1000).summary["median_us"],
-    ) * 1e-6
+    # The fastest rate bytes were seen to move: cudaMemcpy (what copy_ calls) or an elementwise kernel (neg
+    # reads and writes the same bytes), at 1 GiB and at 128 MiB. On an H100 good kernels move 3.2 TB/s where
+    # cudaMemcpy moves about 3.0, and at a benchmark's size (a few hundred MB) the last written lines still
+    # sit in the 50 MB L2 when the kernel ends, so a 1 GiB copy alone put memory-bound rungs above 100%.
+    def copy_rate(elements: int) -> float:
+        src = torch.rand(elements, device="cuda")
+        dst = torch.empty_like(src)
+        seconds = min(
+            time_callable(dst.copy_, lambda _i: (src,), budget_ms=1000).summary["median_us"],
+            time_callable(lambda s: torch.neg(s, out=dst), lambda _i: (src,), budget_ms=1000).summary["median_us"],
+        ) * 1e-6
+        return 2 * elements * 4 / seconds
+
+    copy_bytes_s = max(copy_rate(256 << 20), copy_rate(32 << 20))
 
     a = torch.rand(8192, 8192, device="cuda")
     b = torch.rand(8192, 8192, device="cuda")
@@ -170,6 +190,8 @@ def _measure() -> Ceilings:
         sgemm = time_callable(torch.matmul, lambda _i: (a, b), budget_ms=3000).summary["median_us"] * 1e-6
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
+    a, b = a.half(), b.half()
+    hgemm = time_callable(torch.matmul, lambda _i: (a, b), budget_ms=2000).summary["median_us"] * 1e-6
 
     blocks, iters = sms * 8, 16384
     run, out = _fma_kernel(), torch.empty(blocks, device="cuda")
@@ -180,12 +202,13 @@ def _measure() -> Ceilings:
         * 1e-6
     )
     return Ceilings(
-        copy_bytes_s=2 * src.numel() * 4 / copy,
+        copy_bytes_s=copy_bytes_s,
         fp32_flops_s=blocks * 256 * iters * 8 * 2 / fma,
         sgemm_flops_s=2 * 8192**3 / sgemm,
         peak_bytes_s=2 * mem_mhz * 1e6 * bus_bits / 8,
         peak_flops_s=sms * 128 * 2 * sm_mhz * 1e6 * TENSOR_TF32_OVER_FP32,
-        source="measured (copy, FMA, cuBLAS SGEMM); floor from NVML peaks",
+        source="measured (copy, FMA, cuBLAS SGEMM and FP16 GEMM); floor from NVML peaks",
+        hgemm_flops_s=2 * 8192**3 / hgemm,
     )
 
 

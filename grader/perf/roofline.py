@@ -8,6 +8,7 @@ own ceilings it can be compared across GPUs: an H100 and an H200 result stand on
 
 The compute ceiling is the higher of the measured FP32 FMA rate and cuBLAS SGEMM (a float32 problem's fastest
 honest path); a solution on tensor cores (3xTF32) can still pass it, and then SOL is above 1 (docs/profile.md).
+For a problem with 16-bit inputs, the ceilings' view `for_inputs(True)` adds cuBLAS FP16 GEMM, and that roof binds.
 
 A stored result carries its fractions of the ceilings (`fraction_of_peak`: bandwidth, flops, sgemm), and
 roofline time / time = max(bytes/s over copy bandwidth, FLOP/s over the compute ceiling), so SOL is computed from
@@ -25,8 +26,9 @@ from grader.perf.sol import sol_score as sol_score
 
 
 def compute_ceiling(ceilings: Ceilings) -> float | None:
-    """The FLOP/s roof: the higher of the measured FP32 FMA rate and cuBLAS SGEMM (None if neither)."""
-    rates = [r for r in (ceilings.fp32_flops_s, ceilings.sgemm_flops_s) if r]
+    """The FLOP/s roof: the highest of the measured FP32 FMA rate, cuBLAS SGEMM and (in a 16-bit problem's view)
+    FP16 GEMM; None if none is known."""
+    rates = [r for r in (ceilings.fp32_flops_s, ceilings.sgemm_flops_s, ceilings.hgemm_flops_s) if r]
     return max(rates) if rates else None
 
 
@@ -71,4 +73,5 @@ def ceilings_from_result(gflops: float, gbps: float, fraction_of_peak: Mapping[s
         peak_bytes_s=None,
         peak_flops_s=None,
         source="recovered from a stored result",
+        hgemm_flops_s=back(gflops * 1e9, fraction_of_peak.get("hgemm")),
     )

@@ -12,9 +12,10 @@ from collections.abc import Iterable, Mapping
 
 
 def sol_from_fractions(fraction_of_peak: Mapping[str, float | None]) -> float | None:
-    """A stored benchmark's SOL from its fractions of the ceilings: max(bandwidth, min(flops, sgemm))."""
+    """A stored benchmark's SOL from its fractions of the ceilings: max(bandwidth, min(flops, sgemm, hgemm)); the
+    FP16 GEMM fraction is there only for a problem with 16-bit inputs."""
     bandwidth = fraction_of_peak.get("bandwidth")
-    compute = [f for f in (fraction_of_peak.get("flops"), fraction_of_peak.get("sgemm")) if f]
+    compute = [f for f in (fraction_of_peak.get(k) for k in ("flops", "sgemm", "hgemm")) if f]
     parts = [p for p in (bandwidth, min(compute) if compute else None) if p]
     return max(parts) if parts else None
 

@@ -90,7 +90,7 @@ class Problem(_Strict):
                 unknown = expr.names_in(dim) - sizes
                 if unknown:
                     raise ValueError(f"shape of {p.name!r} uses unknown size {sorted(unknown)}")
-        if not self.accumulation and any(p.dtype in ("f16", "bf16") for p in self.pointer_params):
+        if not self.accumulation and self.half_precision:
             raise ValueError("accumulation: a problem with 16-bit buffers must state how products and sums are kept")
         inputs = {p.name for p in self.input_params}
         for name in self.inputs:
@@ -147,6 +147,11 @@ class Problem(_Strict):
     @property
     def pointer_params(self) -> list[Param]:
         return [p for p in self.signature if p.role != "size"]
+
+    @property
+    def half_precision(self) -> bool:
+        """Whether any buffer is 16-bit floating point (FP16/BF16 tensor cores then set the compute roof)."""
+        return any(p.dtype in ("f16", "bf16") for p in self.pointer_params)
 
     @property
     def input_params(self) -> list[Param]:

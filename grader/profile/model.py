@@ -89,6 +89,7 @@ class Ceiling(_Strict):
     copy_gbps: float | None = None
     fp32_gflops: float | None = None
     sgemm_gflops: float | None = None
+    hgemm_gflops: float | None = None  # only for a problem with 16-bit inputs, whose compute roof it is
     source: str = ""
 
 

@@ -209,6 +209,7 @@ def profile(
             copy_gbps=ceilings.copy_bytes_s / 1e9 if ceilings.copy_bytes_s else None,
             fp32_gflops=ceilings.fp32_flops_s / 1e9 if ceilings.fp32_flops_s else None,
             sgemm_gflops=ceilings.sgemm_flops_s / 1e9 if ceilings.sgemm_flops_s else None,
+            hgemm_gflops=ceilings.hgemm_flops_s / 1e9 if ceilings.hgemm_flops_s else None,
             source=ceilings.source,
         ),
         **facts,
