@@ -123,6 +123,18 @@ def test_selftest_picks_up_every_problem_and_names_a_broken_one(workspace):
     assert "8 ok, 1 failed" in result.output
 
 
+def test_selftest_says_why_a_rung_failed_even_on_a_narrow_terminal(workspace):
+    # on the H100, attention's 02_flash.cu came back "rejected" and the table, too wide for 200 columns, had
+    # dropped the detail column that said why
+    scaffold()
+    (workspace / "solutions" / "mat-vec" / "01_naive.cpp").write_text("this is not C++\n")
+    result = runner.invoke(app, ["selftest", "mat-vec", "--track", "cpu"], env={"COLUMNS": "80"})
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert "FAIL mat-vec (cpu) solutions/mat-vec/01_naive.cpp: compile_error: " in text
+    assert "this is not C++" in text
+
+
 def test_calibrate_leaves_out_sets_that_move_too_many_bytes_for_the_cpu():
     """A memory-bound problem's big tests do little arithmetic, so a flops limit alone let prefix-sum's 50M-element
     test through (11.6 GB and ten minutes on two cores); the bytes limit leaves it out, and says so."""

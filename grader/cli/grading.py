@@ -279,6 +279,11 @@ def selftest(
         title="selftest",
     )
     output.console.print(table)
+    for r in rows:  # the table drops its detail column when the terminal is narrow; a failure's reason is never dropped
+        if not r.ok:
+            output.console.print(
+                f"FAIL {r.problem} ({r.track}) {r.what}: {r.got}: {r.detail}", soft_wrap=True, markup=False
+            )
     failed = sum(not r.ok for r in rows) + len(broken)
     output.console.print(f"{len(rows) - failed + len(broken)} ok, {failed} failed")
     raise typer.Exit(1 if failed else 0)

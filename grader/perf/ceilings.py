@@ -174,10 +174,13 @@ def _measure() -> Ceilings:
     def copy_rate(elements: int) -> float:
         src = torch.rand(elements, device="cuda")
         dst = torch.empty_like(src)
-        seconds = min(
-            time_callable(dst.copy_, lambda _i: (src,), budget_ms=1000).summary["median_us"],
-            time_callable(lambda s: torch.neg(s, out=dst), lambda _i: (src,), budget_ms=1000).summary["median_us"],
-        ) * 1e-6
+        seconds = (
+            min(
+                time_callable(dst.copy_, lambda _i: (src,), budget_ms=1000).summary["median_us"],
+                time_callable(lambda s: torch.neg(s, out=dst), lambda _i: (src,), budget_ms=1000).summary["median_us"],
+            )
+            * 1e-6
+        )
         return 2 * elements * 4 / seconds
 
     copy_bytes_s = max(copy_rate(256 << 20), copy_rate(32 << 20))
