@@ -21,7 +21,6 @@ import socket
 import struct
 import subprocess
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,18 +61,15 @@ def launcher() -> Path:
 
 
 class HandOver:
-    """One run's socket and launcher: `prefix` and `folder` go into the container's command and mounts;
-    `start` waits for the launcher in a thread, `stop` ends the wait (`error`: what `on_start` raised);
-    `close` removes the folder. The descriptors are duplicated at once, so the caller may close its own
-    copies in `on_start`, as it may with the local sandbox, whose child inherited them at fork."""
+    """One run's socket and launcher: `prefix` and `folder` go into the container's command and mounts; `serve`
+    waits for the launcher and hands the descriptors over; `close` removes the folder. The descriptors are
+    duplicated at once, so the caller may close its own copies in `on_start`, as it may with the local sandbox,
+    whose child inherited them at fork."""
 
     def __init__(self, fds: tuple[int, ...], on_start: Callable[[int], None] | None, user: int):
         self.targets, self.on_start, self.user = fds, on_start, user
         self.fds = [os.dup(fd) for fd in fds]
-        self.error: BaseException | None = None
-        self._kill: Callable[[], None] = lambda: None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self.error: BaseException | None = None  # what on_start raised
         self.folder = Path(tempfile.mkdtemp(prefix="handover-", dir=workspace.runs_base()))
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -95,54 +91,42 @@ class HandOver:
         """What the container's command starts with: the launcher, its socket and the descriptors' numbers."""
         return [f"{INSIDE}/{LAUNCHER}", f"{INSIDE}/{SOCKET}", str(len(self.targets)), *map(str, self.targets)]
 
-    def start(self, kill: Callable[[], None]) -> None:
-        """Wait for the launcher in a thread; `kill` ends the run when on_start raises."""
-        self._kill = kill
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.ident is not None:
-            self._thread.join()
+    def serve(self, running: Callable[[], bool], kill: Callable[[], None]) -> None:
+        """Wait for the launcher while `running()`, then hand over; `kill` ends the run when on_start raises.
+        Called in the thread that called run, as the local sandbox calls on_start: a supervisor started there
+        is bound to die with that thread (PR_SET_PDEATHSIG), which lives until the supervisor's records are in."""
+        while running():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            self.listener.close()  # no second connection
+            with conn:
+                self._hand_over(conn, kill)
+            return
 
     def close(self) -> None:
-        self.stop()
         self.listener.close()
         for fd in self.fds:
             os.close(fd)
         self.fds = []
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.listener.close()  # no second connection
-            with conn:
-                self._hand_over(conn)
-            return
-
-    def _hand_over(self, conn: socket.socket) -> None:
+    def _hand_over(self, conn: socket.socket, kill: Callable[[], None]) -> None:
         pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         if uid != self.user:
             return  # not the container's program: it gets nothing, and the launcher exits 127
-        if pid <= 0:
-            self.error = RuntimeError(
-                "the container's program has no pid in the grader's PID namespace (is the grader itself in a "
-                "container?): its supervisor could not watch it"
-            )
-            self._kill()
-            return
         try:
+            if pid <= 0:
+                raise RuntimeError(
+                    "the container's program has no pid in the grader's PID namespace (is the grader itself in a "
+                    "container?): no supervisor could watch it"
+                )
             if self.on_start is not None:
                 self.on_start(pid)
         except BaseException as error:  # as with the local sandbox: an exception from on_start ends the run
             self.error = error
-            self._kill()
+            kill()
             return
         try:
             socket.send_fds(conn, [b"\0"], self.fds)

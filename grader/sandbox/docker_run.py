@@ -122,14 +122,12 @@ def _run(
 
         watchdog = Watchdog(start + limits.wall_s + STARTUP_GRACE_S, killer, [(DISK_EVERY, disk)], tick_s=0.1)
         watchdog.start()
-        if handover is not None:
-            handover.start(kill=lambda: watchdog.fire("caller"))
         try:
+            if handover is not None:  # while the container runs; its streams end with it
+                handover.serve(lambda: streams.is_alive() and not watchdog.reason, lambda: watchdog.fire("caller"))
             _wait(client, container, watchdog, killer)
         finally:
             watchdog.stop()
-            if handover is not None:
-                handover.stop()
         streams.join(timeout=5)
         wall = time.monotonic() - start
         state = docker_engine.state(container)

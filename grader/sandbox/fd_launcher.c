@@ -89,6 +89,6 @@ int main(int argc, char** argv) {
         close(received[i]);
     }
     close(conn);
-    execv(argv[3 + count], argv + 3 + count);
+    execvp(argv[3 + count], argv + 3 + count);  // a bare name is looked up on the image's PATH, as by the engine
     fail("cannot start the program");
 }
