@@ -1,8 +1,8 @@
 """The grader's side of the CUDA track's clock bound (grader/judge/pipeline.py; docs/timing.md, "The CUDA track's
 clock"), on records written here as the CUDA supervisor writes them: a claimed median far under the bounds is a
 forged timer (`rejected`, with both figures), one within the slack is believed, a missing or malformed bound
-record is refused and never a crash, load-stretched calls do not move the bound (lower quartile), and a run of the
-container's in-process harness, which keeps no bound, is not asked for one. No GPU needed.
+record is refused and never a crash, and load-stretched calls do not move the bound (lower quartile). No GPU
+needed.
 """
 
 from __future__ import annotations
