@@ -1,1 +1,2 @@
-"""kerneljudge's untrusted side: runner.cpp (with platform.h and timing.h), built per track by grader.compile."""
+"""kerneljudge's untrusted side: the supervised workers (worker.cpp, gpu_worker.cu; grader.run.binaries builds
+them) and the profiler's in-process harness (runner.cpp with platform.h; grader.build.runner)."""

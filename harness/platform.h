@@ -1,7 +1,7 @@
-// The few operations the harness needs from the device it runs on: memory, the input generator, poisoning,
-// copies, a timed call, a cache flush. Buffers are untyped bytes; the element type (kjg::Dtype: float32,
-// float16, bfloat16, int32) only matters to the generator and the poison. The CUDA track builds the first half (-DKJ_CUDA), the CPU
-// track the second; runner.cpp and timing.h are written against these names only.
+// The few operations the profiler's harness (runner.cpp) needs from the device it runs on: memory, the input
+// generator, poisoning, copies, a timed call. Buffers are untyped bytes; the element type (kjg::Dtype: float32,
+// float16, bfloat16, int32) only matters to the generator and the poison. The CUDA track builds the first half
+// (-DKJ_CUDA), the CPU track the second; runner.cpp is written against these names only.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -17,6 +17,7 @@
 namespace kj {
 
 using EntryFn = void (*)(void**, const int*);
+using Ptrs = std::vector<void*>;  // one call's buffers, in signature order
 
 struct CallTimes {
     double call_ms = 0;  // from just before the call to the end of the work it left on the caller's stream
@@ -119,36 +120,6 @@ CallTimes timed(Work work, const std::string& during) {
     return {call, tail};
 }
 
-// Reads a buffer twice the L2's size so no input or output is cached when a timed call starts, and drops
-// any persisting-L2 lines a previous call set aside. Reading, not writing: a write flush leaves the L2 full
-// of dirty lines that the timed kernel would then pay to write back (measured: +4% on a 180 us softmax).
-__global__ void read_flush_kernel(const int4* buffer, size_t n, int* sink) {
-    int acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        int4 v = buffer[i];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x7eadbeef) *sink = acc;  // practically never: keeps the loads
-}
-
-inline void flush_cache() {
-    static int4* buffer = nullptr;
-    static int* sink = nullptr;
-    static size_t count = 0;
-    if (!buffer) {
-        int device = 0, l2 = 0;
-        check(cudaGetDevice(&device), "flushing L2");
-        check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "flushing L2");
-        count = std::max<size_t>(2 * (size_t)l2, 8u << 20) / sizeof(int4);
-        check(cudaMalloc(&buffer, count * sizeof(int4)), "flushing L2");
-        check(cudaMalloc(&sink, sizeof(int)), "flushing L2");
-        check(cudaMemset(buffer, 1, count * sizeof(int4)), "flushing L2");
-    }
-    read_flush_kernel<<<1024, 256>>>(buffer, count, sink);
-    check(cudaGetLastError(), "flushing L2");
-    check(cudaCtxResetPersistingL2Cache(), "resetting persisting L2");
-}
-
 #else  // CPU track
 
 inline void init_device() {}
@@ -177,17 +148,6 @@ CallTimes timed(Work work, const std::string&) {
     work();
     auto end = std::chrono::steady_clock::now();
     return {std::chrono::duration<double, std::milli>(end - start).count(), 0.0};
-}
-
-// Writes a buffer twice the last-level cache so no input or output is cached when a timed call starts.
-inline void flush_cache() {
-    static std::vector<unsigned char> buffer;
-    static unsigned char value = 0;
-    if (buffer.empty()) {
-        long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        buffer.resize(std::max<long>(2 * llc, 64l << 20));
-    }
-    std::memset(buffer.data(), ++value, buffer.size());
 }
 
 #endif

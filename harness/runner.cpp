@@ -1,21 +1,21 @@
-// kerneljudge harness: the small untrusted program that runs one submission inside the sandbox.
+// kerneljudge in-process harness: the program the profiler runs under Nsight Compute (grader/profile/capture.py),
+// one call of a submission with no supervisor around it. Gradings run the supervised worker instead
+// (harness/worker.cpp, harness/gpu_worker.cu).
 //
 // Built twice from this one file: with nvcc and -DKJ_CUDA for the CUDA track (device buffers), with g++ for
 // the CPU track (host buffers). It reads a request on stdin, dlopens the compiled submission, and for each
 // case makes the inputs from seeds (grader/run/generator.h, the one generator), fills every output with NaN,
 // calls `kerneljudge_entry`, waits for the whole device and copies the outputs out at once. Outputs and the
-// inputs as it last saw them go to raw files of their element type in the output folder; timings (timing.h) go to text
-// files. It never holds an expected output: the trusted grader judges everything after this process exits.
+// inputs as it last saw them go to raw files of their element type in the output folder, each call's times to
+// a text file. It never holds an expected output.
 //
 // Request (whitespace-separated tokens):
 //   library PATH  outdir PATH
-//   case NAME check SEED DRAWS | case NAME bench SEED MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
+//   case NAME check SEED DRAWS
 //   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
 //   DTYPE: f32, f16, bf16 or i32 (grader/run/request.py; generator.h draws and poisons each)
 //   ... more cases ...   end
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "platform.h"
-#include "timing.h"
 
 namespace {
 
@@ -46,7 +45,6 @@ struct Case {
     std::string name, mode;
     uint64_t seed = 0;
     int draws = 0;
-    kj::BenchPlan plan;
     std::vector<int> ints;
     std::vector<Buffer> buffers;
 };
@@ -71,24 +69,11 @@ double unix_time() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-uint64_t urandom64() {
-    uint64_t value = 0;
-    int fd = open("/dev/urandom", O_RDONLY);
-    if (fd < 0 || read(fd, &value, sizeof value) != (ssize_t)sizeof value) kj::fail("cannot read /dev/urandom");
-    close(fd);
-    return value;
-}
-
 Case read_case(std::istream& in) {
     Case c;
     in >> c.name >> c.mode >> std::hex >> c.seed >> std::dec;
-    if (c.mode == "check") {
-        in >> c.draws;
-    } else if (c.mode == "bench") {
-        in >> c.plan.min_samples >> c.plan.max_samples >> c.plan.budget_ms >> c.plan.audits;
-    } else {
-        kj::fail("unknown case mode " + c.mode);
-    }
+    if (c.mode != "check") kj::fail("unknown case mode " + c.mode + " (the profiler's harness only checks)");
+    in >> c.draws;
     std::string word;
     size_t n = 0;
     in >> word >> n;
@@ -152,33 +137,6 @@ void run_check(const Case& c, EntryFn entry) {
     release(ptrs);
 }
 
-// Timing: see timing.h. Each timed call gets fresh inputs; a few calls, picked after they return, and the
-// final call, always, are written out for the grader to audit.
-void run_bench(const Case& c, EntryFn entry) {
-    size_t bytes_per_call = 0;
-    for (const Buffer& b : c.buffers) bytes_per_call += b.bytes();
-    kj::BenchPlan plan = c.plan;
-    plan.bytes_per_call = bytes_per_call;
-    uint64_t audits_left = plan.audits;
-    auto prepare = [&](uint64_t call, kj::Ptrs& ptrs) { prepare_call(c, call, ptrs); };
-    auto audit = [&](uint64_t call, kj::Ptrs& ptrs, bool force) {
-        // Random picks never take the last audit: it is the final call's, whatever chance did before.
-        if (audits_left == 0 || (!force && (audits_left <= 1 || urandom64() % 3 != 0))) return;
-        --audits_left;
-        for (size_t j = 0; j < c.buffers.size(); ++j) {
-            if (c.buffers[j].is_input) continue;
-            std::vector<unsigned char> host(c.buffers[j].bytes());
-            kj::copy_to_host(host.data(), ptrs[j], host.size());
-            write_bytes(c.name + ".a" + std::to_string(call) + "." + std::to_string(j) + ".bin", host);
-        }
-        append_line(c.name + ".audits", std::to_string(call));
-    };
-    auto alloc = [&]() { return allocate(c); };
-    kj::BenchResult result = kj::bench(plan, entry, c.ints, alloc, prepare, audit, release);
-    append_line(c.name + ".times", result.header);
-    for (const std::string& line : result.lines) append_line(c.name + ".times", line);
-}
-
 }  // namespace
 
 int main() {
@@ -201,10 +159,7 @@ int main() {
     append_line("progress", "loaded");
     for (const Case& c : cases) {
         append_line("progress", "case " + c.name + " " + std::to_string(unix_time()));
-        if (c.mode == "check")
-            run_check(c, entry);
-        else
-            run_bench(c, entry);
+        run_check(c, entry);
     }
     append_line("progress", "done " + std::to_string(unix_time()));
     std::fflush(nullptr);

@@ -1,5 +1,5 @@
-"""`grader doctor` tells an organiser what the machine has and who holds the clock: with the local sandbox, the
-trusted supervisor; with the container, the submission's own process (so its records could be forged there)."""
+"""`grader doctor` tells an organiser what the machine has and who holds the clock: the trusted supervisor, with
+either sandbox; only a local sandbox without root leaves its records within the worker's reach."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ def test_doctor_says_who_holds_the_clock(monkeypatch):
     assert "who holds the clock" in result.output and "a trusted supervisor on both tracks" in result.output
 
 
-def test_the_container_is_named_as_the_weaker_place():
-    said = main._trust(local=False, root=True)
-    assert "in-process harness" in said and "--sandbox local" in said
+def test_the_container_is_supervised_and_only_a_local_sandbox_without_root_is_weaker():
+    for local, root in ((False, True), (False, False), (True, True)):
+        said = main._trust(local=local, root=root)
+        assert "a trusted supervisor on both tracks" in said and "could read the records" not in said
+    assert "runs on the host, the worker in the container" in main._trust(local=False, root=True)
     assert "could read the records" in main._trust(local=True, root=False)

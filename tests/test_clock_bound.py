@@ -1,8 +1,8 @@
 """The grader's side of the CUDA track's clock bound (grader/judge/pipeline.py; docs/timing.md, "The CUDA track's
 clock"), on records written here as the CUDA supervisor writes them: a claimed median far under the bounds is a
 forged timer (`rejected`, with both figures), one within the slack is believed, a missing or malformed bound
-record is refused and never a crash, load-stretched calls do not move the bound (lower quartile), and a run of the
-container's in-process harness, which keeps no bound, is not asked for one. No GPU needed.
+record is refused and never a crash, and load-stretched calls do not move the bound (lower quartile). No GPU
+needed.
 """
 
 from __future__ import annotations
@@ -38,16 +38,16 @@ def _records(out: Path, name: str, claims_ms: list[float], bounds_ms: list[float
         (out / f"{name}.bound").write_text("call claimed_ms bound_ms interval_ms own_gpu_ms\n" + lines)
 
 
-def _judge_folder(problem, out: Path, keyed: bool = True):
+def _judge_folder(problem, out: Path):
     bench = problem.benchmarks_for("cuda")[0]
     verdict = Verdict(Status.ACCEPTED, "", problem.slug, "cuda", "test-submission")
-    cases = [request.Case(bench.name, bench, "bench", 1, keyed)]
+    cases = [request.Case(bench.name, bench, "bench", 1, True)]
     return verdict, pipeline._judge_benchmarks(verdict, problem, "cuda", cases, out, Outcome(0, 600.0), [])
 
 
-def _judge(problem, out: Path, claims_ms, bounds_ms, keyed: bool = True):
+def _judge(problem, out: Path, claims_ms, bounds_ms):
     _records(out, problem.benchmarks_for("cuda")[0].name, claims_ms, bounds_ms)
-    return _judge_folder(problem, out, keyed)
+    return _judge_folder(problem, out)
 
 
 def test_a_claim_far_under_the_clock_is_a_forged_timer(softmax, tmp_path):
@@ -83,11 +83,6 @@ def test_a_missing_or_malformed_bound_record_is_refused_not_a_crash(softmax, tmp
     _verdict, failure = _judge_folder(softmax, tmp_path)
     assert failure is not None and failure[0] == Status.REJECTED
     assert "the judge's clock record is missing or malformed" in failure[1]
-
-
-def test_the_containers_in_process_harness_is_not_asked_for_a_bound(softmax, tmp_path):
-    verdict, failure = _judge(softmax, tmp_path, [0.176] * 12, None, keyed=False)
-    assert failure is None and "clock bound" not in verdict.benchmarks[0].mode
 
 
 def test_the_slack_is_the_largest_of_its_three_terms():

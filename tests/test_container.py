@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import fixture_params
 
 from grader.judge import pipeline
 from grader.judge.status import Status
@@ -240,10 +241,12 @@ def _reference() -> tuple[bytes, str]:
 def test_reference_accepted_in_container(grade):
     run_grade, calls = grade
     source, name = _reference()
-    verdict = run_grade(load_problem("softmax"), source, name, track="cpu")
+    verdict = run_grade(load_problem("softmax"), source, name, track="cpu", mode="submit")
     assert verdict.status == Status.ACCEPTED, verdict.message
     assert any(Path(c[0]).name == "g++" for c in calls), calls  # compiled in a container
-    assert ["./runner"] in calls, calls  # and run in one
+    assert any(c[0] == "./worker" for c in calls), calls  # and run in one, as the supervisor's worker
+    assert "container" in verdict.toolchain["sandbox"]
+    assert verdict.benchmarks and all(b.samples >= 5 for b in verdict.benchmarks)  # timed by the supervisor
     assert not _leftover_containers()
 
 
@@ -583,3 +586,78 @@ def test_stale_containers_of_a_dead_grader_are_removed(image):
     finally:
         for made in (stale, mine):
             docker_engine.remove(made.id)
+
+
+# --- descriptors into a container, and the hostile fixtures graded in one ----------------------------------------
+
+
+def test_passed_descriptors_reach_the_program_and_its_host_pid_is_reported(image, tmp_path):
+    """pass_fds and on_start as with the local sandbox: the program finds the descriptors at their numbers,
+    and the pid given to on_start is the program's own, as the host numbers it (what a supervisor freezes)."""
+    uid = sandbox.sandbox_uid()
+    workdir = sandbox.new_workdir(uid)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    seen: dict[str, str] = {}
+    folders_before = set(sandbox.runs_base().glob("handover-*"))
+
+    def on_start(pid: int) -> None:
+        status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+        seen["pid"], seen["nspid"] = str(pid), status["NSpid"].split()[-1]  # the host's pid; the container's
+
+    script = f"import os, socket; s = socket.socket(fileno={theirs.fileno()}); s.send(str(os.getpid()).encode())"
+    try:
+        outcome = container.run(
+            ["python3", "-c", script],
+            workdir,
+            limits=sandbox.Limits(wall_s=30),
+            uid=uid,
+            image=image,
+            pass_fds=(theirs.fileno(),),
+            on_start=on_start,
+        )
+        ours.settimeout(5)
+        said = ours.recv(64).decode()
+    finally:
+        ours.close()
+        theirs.close()
+        sandbox.remove_workdir(workdir)
+    assert outcome.returncode == 0, outcome.stderr
+    assert said == seen["nspid"], (said, seen)  # the process at that host pid is the one that wrote
+    assert int(seen["pid"]) != int(said)  # and it was numbered in the container's own PID namespace
+    assert set(sandbox.runs_base().glob("handover-*")) <= folders_before  # the private folder went with the run
+
+
+ADVERSARIAL = Path(__file__).parent / "adversarial"
+CPU_FIXTURES = [p for p in fixture_params(ADVERSARIAL) if p.values[0].track == "cpu"]
+
+
+@pytest.mark.parametrize("fixture", CPU_FIXTURES)
+def test_adversarial_fixture_gets_the_same_verdict_in_a_container(grade, fixture, monkeypatch):
+    """Each CPU fixture of tests/adversarial gets, graded in a container, the verdict its header states: the one
+    it gets in the local sandbox (tests/adversarial/test_adversarial.py), since both run the same supervisor.
+    The forgeries the in-process harness let through in a container now fail as they do locally: reads_seeds
+    (wrong_answer), fake_times_file, timer_patch and audit_watcher (accepted with an honest time), forged_audit
+    (rejected or wrong_answer)."""
+    run_grade, _ = grade
+    header = {}
+    for line in fixture.path.read_text().splitlines()[:12]:
+        key, _, value = line.strip().removeprefix("//").strip().partition(":")
+        header[key] = value.strip()
+    if "memory_limit_gib" in header:
+        monkeypatch.setattr(pipeline, "HARNESS_MEMORY", int(float(header["memory_limit_gib"]) * (1 << 30)))
+    verdict = run_grade(
+        load_problem(fixture.problem),
+        fixture.path.read_bytes(),
+        fixture.path.name,
+        track="cpu",
+        mode=fixture.mode,
+        time_limit_s=fixture.time_limit_s,
+    )
+    if verdict.status == Status.ACCEPTED and "honest_floor_us" in header:
+        bench, floor_us = header["honest_floor_us"].split()
+        medians = {b.name: b.median_us for b in verdict.benchmarks}
+        assert medians.get(bench, 0.0) >= float(floor_us), f"accepted with a fake time: {medians}"
+    else:
+        assert verdict.status in fixture.expect.split("|"), verdict.message
+        assert fixture.message in verdict.message, verdict.message
+    assert not _leftover_containers()

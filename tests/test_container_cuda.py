@@ -1,7 +1,7 @@
 """The CUDA grader image, for real, with no registry and no GPU: built on the locally made Debian base with nvcc,
 its headers and the CUDA runtime from NVIDIA's wheels on PyPI (`make docker-cuda-local`), then every CUDA ladder
 rung and every CUDA fixture compiled inside containers of it, by the image's nvcc; a compile error comes back
-with the same diagnostics as outside; the harness is built in the image and links the image's CUDA runtime.
+with the same diagnostics as outside; the supervised worker is built in the image and links the image's CUDA runtime.
 
 Marked `docker` and `slow`, skipped with the reason where no engine answers (.ci/docker-setup.sh starts one);
 .ci/docker-cuda.sh builds the image and runs this file.
@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from conftest import read_fixture
 
-from grader.build import compiler, runner
+from grader.build import compiler
 from grader.build.toolchain import detect
 from grader.problems.spec import load_problem
+from grader.run import binaries
 from grader.sandbox import container, docker_engine, docker_run
 from grader.sandbox import local as sandbox
 
@@ -119,14 +120,14 @@ def test_a_compile_error_reads_the_same_inside_and_outside(backend):
     assert inside.log == outside.log
 
 
-def test_the_harness_links_the_images_cuda_runtime(backend, cuda_image):
+def test_the_worker_links_the_images_cuda_runtime(backend, cuda_image):
     chosen, _ = backend
-    built = runner.build_runner("cuda", run=chosen)
+    built = binaries.worker("cuda", chosen)  # built in the image; its supervisor stays on the host
     workdir = sandbox.new_workdir(None)
     try:
-        shutil.copy(built, workdir / "runner")
-        (workdir / "runner").chmod(0o555)
-        outcome = chosen(["ldd", "./runner"], workdir, limits=sandbox.Limits(wall_s=60))
+        shutil.copy(built, workdir / "worker")
+        (workdir / "worker").chmod(0o555)
+        outcome = chosen(["ldd", "./worker"], workdir, limits=sandbox.Limits(wall_s=60))
     finally:
         sandbox.remove_workdir(workdir)
     assert outcome.returncode == 0, outcome.stderr

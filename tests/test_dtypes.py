@@ -160,7 +160,7 @@ def test_every_type_is_generated_poisoned_and_judged_on_the_cpu_track(problem):
 
 
 def test_the_in_process_harness_runs_every_type(problem, tmp_path):
-    """The container and the profiler run harness/runner.cpp: typed buffers, bit for bit the grader's inputs."""
+    """The profiler runs harness/runner.cpp: typed buffers, bit for bit the grader's inputs."""
     runner = tmp_path / "runner"
     shutil.copy(harness_build.build_runner("cpu"), runner)
     runner.chmod(0o755)

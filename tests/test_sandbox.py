@@ -130,12 +130,6 @@ def test_in_container_is_decided_by_the_backend():
     assert not base.in_container(local.run)
 
 
-def test_the_container_refuses_the_supervisor_hooks_clearly(tmp_path):
-    backend = choice.Backend("docker", "a container", "sha256:none")
-    with pytest.raises(NotImplementedError, match="container"):
-        backend(["true"], tmp_path, limits=Limits(), pass_fds=(1,))
-
-
 # --- the watchdog fails closed ---------------------------------------------------------------------------------
 
 

@@ -149,15 +149,12 @@ def doctor():
 
 def _trust(local: bool, root: bool) -> str:
     """What a submission can and cannot forge with this sandbox (docs/security.md)."""
-    if not local:
-        return (
-            "the submission's own process (the container runs the in-process harness): its records and timer can "
-            "be forged there; grade with --sandbox local where verdicts must not be (docs/security.md)"
-        )
     said = (
         "a trusted supervisor on both tracks: it makes the inputs, keeps the outputs and writes every record; "
         "CPU: its clock alone; CUDA: the worker's events, believed within its clock's bound (docs/timing.md)"
     )
+    if not local:
+        return said + "; it runs on the host, the worker in the container, whose mounts hold none of its records"
     return said if root else said + "; not root: the worker runs as your user and could read the records"
 
 

@@ -4,11 +4,9 @@
 submission's sake, and nothing the untrusted harness wrote is believed without a check made here, after it
 has exited (DESIGN.md, "One submission, start to end").
 
-In the local sandbox the run is supervised on both tracks (grader/run/supervised.py): a trusted supervisor
-holds the keys, times every call (on the CUDA track: bounds the worker's own event times by its clock) and writes
-every record into a folder the sandbox cannot reach, and that folder is all this module reads. The container
-keeps the in-process harness (harness/runner.cpp) until the supervisor runs in the image (docs/security.md says
-what that leaves open).
+Every run is supervised, on both tracks and in either sandbox (grader/run/supervised.py): a trusted supervisor on
+the host holds the keys, times every call (on the CUDA track: bounds the worker's own event times by its clock)
+and writes every record into a folder the sandbox cannot reach, and that folder is all this module reads.
 
 Longer than 300 lines because it is the one place where a verdict is decided, read top to bottom: the run, the
 tests, the benchmarks and their audits, in the order they are judged. The run's machinery lives elsewhere
@@ -104,13 +102,9 @@ def grade(
         return _finish(verdict, Status.REJECTED, build.refused, started)
     assert build.library is not None  # compiled and not refused
 
-    keyed = _supervised(track, run)
-    bits = 128 if keyed else 64
-    cases = [request.Case(t.name, t, "check", secrets.randbits(bits), keyed) for t in problem.tests_for(track)]
+    cases = [request.Case(t.name, t, "check", secrets.randbits(128), True) for t in problem.tests_for(track)]
     if mode == "submit":
-        cases += [
-            request.Case(b.name, b, "bench", secrets.randbits(bits), keyed) for b in problem.benchmarks_for(track)
-        ]
+        cases += [request.Case(b.name, b, "bench", secrets.randbits(128), True) for b in problem.benchmarks_for(track)]
 
     say("run")
     run_started = time.monotonic()
@@ -132,15 +126,8 @@ def grade(
         verdict.stages_s["check"] = round(time.monotonic() - check_started, 3)
     finally:
         sandbox.remove_workdir(workdir)
-        if keyed:
-            supervised.remove_trusted(out)
+        supervised.remove_trusted(out)
     return _finish(verdict, verdict.status, verdict.message, started)
-
-
-def _supervised(track: str, run: container.Backend) -> bool:
-    """Whether this run is supervised: every run in the local sandbox (the supervisor is not in the container
-    image yet: docs/security.md)."""
-    return not base.in_container(run)
 
 
 def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verdict:
@@ -166,36 +153,13 @@ def _wall_limit_s(tests_limit_s: float, track: str, cases: list[request.Case]) -
 def _run_harness(
     problem: Problem, track: str, library: Path, cases: list[request.Case], tests_limit_s: float, run: container.Backend
 ):
-    """(working folder, folder of the records to judge, the sandbox's outcome, telemetry samples)."""
-    if _supervised(track, run):
-        return _run_supervised(problem, track, library, cases, tests_limit_s, run)
-    uid, workdir = _new_run_folder(((compiler.build_runner(track, run=run), "runner"), (library, "lib.so")))
-    out = workdir / "out"
-    out.mkdir()
-    if uid is not None:
-        shutil.chown(out, uid, uid)
-    env = _cuda_env(workdir) if track == "cuda" else {}
-    if base.in_container(run):
-        env.pop("CUDA_VISIBLE_DEVICES", None)  # the container sees the one GPU it was given
-    sampler = _sampler(track, cases)
-    with sampler or telemetry.NullSampler():
-        outcome = run(
-            ["./runner"],
-            workdir,
-            limits=_limits(tests_limit_s, track, cases),
-            stdin=request.build(problem, track, cases).encode(),
-            uid=uid,
-            env=env,
-            gpu=container.gpu_index() if track == "cuda" else None,
-        )
-    return workdir, out, outcome, (sampler.samples if sampler else [])
-
-
-def _run_supervised(
-    problem: Problem, track: str, library: Path, cases: list[request.Case], tests_limit_s: float, run: container.Backend
-):
-    uid, workdir = _new_run_folder(((binaries.worker(track), "worker"), (library, "lib.so")))
+    """(working folder, trusted folder of the records to judge, the sandbox's outcome, telemetry samples)."""
+    uid, workdir = _new_run_folder(((binaries.worker(track, run), "worker"), (library, "lib.so")))
     sizes = [[request.buffer_bytes(problem, p, c.size_set.sizes) for p in problem.pointer_params] for c in cases]
+    in_container = base.in_container(run)
+    env = _cuda_env(workdir) if track == "cuda" else {}
+    if in_container:
+        env.pop("CUDA_VISIBLE_DEVICES", None)  # the container sees the one GPU it was given
     sampler = _sampler(track, cases)
     try:
         with sampler or telemetry.NullSampler():
@@ -207,8 +171,9 @@ def _run_supervised(
                 sandbox_run=run,
                 limits=_limits(tests_limit_s, track, cases),
                 uid=uid,
-                env=_cuda_env(workdir) if track == "cuda" else {},
+                env=env,
                 track=track,
+                gpu=container.gpu_index() if track == "cuda" and in_container else None,
             )
     except BaseException:
         sandbox.remove_workdir(workdir)
@@ -380,10 +345,8 @@ def _check_case(problem: Problem, case: request.Case, out: Path) -> TestResult |
 
 
 def _inputs(problem: Problem, case: request.Case, call: int):
-    """The inputs of call number `call` of a case, regenerated here from its secret."""
-    if case.keyed:
-        return check.make_inputs(problem, case.size_set, gen.call_seed(case.seed, call), 0)
-    return check.make_inputs(problem, case.size_set, case.seed, call)
+    """The inputs of call number `call` of a case, regenerated here from its secret key."""
+    return check.make_inputs(problem, case.size_set, gen.call_seed(case.seed, call), 0)
 
 
 def _call_tail_ms(path: Path, draw: int) -> float | None:
@@ -437,9 +400,8 @@ def _judge_benchmarks(
                 f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
                 "so it is not allowed"
             )
-        supervised_gpu = track == "cuda" and case.keyed  # the container's in-process harness keeps no clock record
-        bound_ms = _clock_bound_ms(out / f"{case.name}.bound") if supervised_gpu else None
-        if supervised_gpu:
+        bound_ms = _clock_bound_ms(out / f"{case.name}.bound") if track == "cuda" else None
+        if track == "cuda":
             if bound_ms is None:
                 return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
             least_ms = least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"])

@@ -3,7 +3,7 @@ the flags that mark a benchmark's time as not trustworthy.
 
 A time is flagged, not dropped: the verdict keeps it with `trusted` False and the reasons in `flags`.
 - noisy, by the median's relative standard error: over NOISY_RSE = 2 %, four times the 0.5 % at which the
-  harness stops sampling (harness/timing.h), so only a run that spent its whole budget without settling gets
+  supervisors stop sampling (supervision.h TARGET_RSE), so only a run that spent its whole budget without settling gets
   it; its median is uncertain by about +-4 % (95 %), more than many differences a leaderboard ranks;
 - noisy, by the spread itself: an interquartile range over NOISY_IQR = 20 % of the median. A kernel on an
   idle device repeats to within a few percent; a middle half of the calls this wide means something else

@@ -1,4 +1,5 @@
-"""The harness's timing method (harness/timing.h, docs/timing.md) for Python callables on the GPU.
+"""The CUDA supervisor's timing method (grader/run/cuda_supervisor.cu run_bench, docs/timing.md) for Python
+callables on the GPU.
 
 Used to time PyTorch's own kernels (the baselines every leaderboard shows) and to validate the harness
 against other timers, with the same steps: fresh inputs before every call, L2 flushed by reading twice its

@@ -4,6 +4,9 @@
   CPU track (g++), grader/run/cuda_supervisor.cu for the CUDA track (nvcc, the CUDA runtime linked statically);
 - the workers (the untrusted side; run in the sandbox, load the submission): harness/worker.cpp (g++) and
   harness/gpu_worker.cu (nvcc, the shared CUDA runtime, as the submissions are built, so both use one runtime).
+  Where submissions run in the container, the worker is compiled in its image (in a container: no GPU, no
+  network) by the compiler that builds the submissions, so that it links the libraries it runs with; the
+  image's id is then part of its cache key. The supervisors stay on the host in either case.
 -ffp-contract=off keeps the supervisors' input generator bit for bit equal to grader/run/inputs.py. The cache
 entries are the grader's own (0700 folder, 0755 files inside).
 """
@@ -20,12 +23,17 @@ from pathlib import Path
 import harness
 from grader import settings
 from grader.build.toolchain import Toolchain, detect
+from grader.sandbox import base, local
+from grader.sandbox.base import Limits
 
 RUN_SOURCES = Path(__file__).parent
 HARNESS_SOURCES = Path(harness.__file__).parent
 HEADERS = tuple(RUN_SOURCES / name for name in ("protocol.h", "generator.h", "supervision.h")) + tuple(
     HARNESS_SOURCES / name for name in ("seccomp.h", "cuda_driver.h")
 )
+
+
+IMAGE_BUILD_LIMITS = Limits(wall_s=600, cpu_s=1200, memory_bytes=8 << 30, file_bytes=1 << 30, disk_bytes=2 << 30)
 
 
 @dataclass(frozen=True)
@@ -52,8 +60,9 @@ def supervisor(track: str = "cpu") -> Path:
     return _build("cuda_supervisor" if track == "cuda" else "supervisor")
 
 
-def worker(track: str = "cpu") -> Path:
-    return _build("gpu_worker" if track == "cuda" else "worker")
+def worker(track: str = "cpu", run: object = None) -> Path:
+    """The worker for `track`; `run` is the sandbox it runs in (a container Backend: built in its image)."""
+    return _build("gpu_worker" if track == "cuda" else "worker", run if base.in_container(run) else None)
 
 
 def _compiler(program: Program, tools: Toolchain) -> tuple[str, list[str], str]:
@@ -67,11 +76,14 @@ def _compiler(program: Program, tools: Toolchain) -> tuple[str, list[str], str]:
     return tools.gxx, [], tools.gxx_version
 
 
-def _build(name: str) -> Path:
+def _build(name: str, container: object = None) -> Path:
+    """`name` from the cache or compiled now: on this host, or in `container`'s image."""
     program = PROGRAMS[name]
     tools = detect()
     compiler, machine_flags, version = _compiler(program, tools)
-    argv = [compiler, *program.flags, *machine_flags, "-I", str(RUN_SOURCES), "-I", str(HARNESS_SOURCES)]
+    if container is not None:  # the image's compiler, by name; its id stands for the version
+        compiler, version = os.path.basename(compiler), f"image {getattr(container, 'image', '')}"
+    argv = [compiler, *program.flags, *machine_flags]
     digest = hashlib.sha256()
     for part in (name, " ".join(argv[1:] + list(program.libraries)), version):
         digest.update(part.encode() + b"\0")
@@ -83,18 +95,45 @@ def _build(name: str) -> Path:
         return target
     folder.mkdir(parents=True, exist_ok=True)
     folder.parent.chmod(0o700)
+    built = _in_image(container, name, program, argv) if container is not None else _on_host(name, program, argv)
+    with tempfile.NamedTemporaryFile(dir=folder, delete=False) as tmp:
+        tmp.write(built)
+    os.chmod(tmp.name, 0o755)
+    os.replace(tmp.name, target)  # atomic: graders may build the same one at once
+    return target
+
+
+def _on_host(name: str, program: Program, argv: list[str]) -> bytes:
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / name
         result = subprocess.run(
-            [*argv, "-o", str(out), str(program.source), *program.libraries],
+            [*argv, "-I", str(RUN_SOURCES), "-I", str(HARNESS_SOURCES), "-o", str(out), str(program.source)]
+            + list(program.libraries),
             capture_output=True,
             text=True,
             timeout=600,
         )
         if result.returncode != 0:
             raise RuntimeError(f"building the {name} failed:\n{result.stderr}")
-        with tempfile.NamedTemporaryFile(dir=folder, delete=False) as tmp:
-            tmp.write(out.read_bytes())
-        os.chmod(tmp.name, 0o755)
-        os.replace(tmp.name, target)  # atomic: graders may build the same one at once
-    return target
+        return out.read_bytes()
+
+
+def _in_image(container, name: str, program: Program, argv: list[str]) -> bytes:
+    """Compiled in a container of the image, from copies of the source and headers in its working folder."""
+    uid = local.sandbox_uid()
+    workdir = local.new_workdir(uid)
+    try:
+        for path in (program.source, *HEADERS):
+            (workdir / path.name).write_bytes(path.read_bytes())
+            (workdir / path.name).chmod(0o444)
+        command = [*argv, "-I", ".", "-o", name, program.source.name, *program.libraries]
+        outcome = container(command, workdir, limits=IMAGE_BUILD_LIMITS, uid=uid)
+        built = workdir / name
+        if outcome.returncode != 0 or not built.is_file():
+            raise RuntimeError(
+                f"building the {name} in {container.description} failed (status {outcome.returncode}):\n"
+                f"{outcome.stdout}{outcome.stderr}"
+            )
+        return built.read_bytes()
+    finally:
+        local.remove_workdir(workdir)

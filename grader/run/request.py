@@ -1,8 +1,8 @@
 """The request a run reads on stdin: its cases, their secrets, sizes and buffers, as the run's programs parse it.
 
 One text format for the three readers: the CPU track's trusted supervisor (grader/run/supervisor.cpp), the CUDA
-track's (grader/run/cuda_supervisor.cu), and the in-process harness (harness/runner.cpp) the container and the
-profiler still run. Each buffer names its element type, so inputs are generated and outputs poisoned in it:
+track's (grader/run/cuda_supervisor.cu), and the in-process harness (harness/runner.cpp) the profiler still
+runs. Each buffer names its element type, so inputs are generated and outputs poisoned in it:
   case NAME check SECRET DRAWS | case NAME bench SECRET MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
   ... more cases ...   end

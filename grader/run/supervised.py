@@ -3,12 +3,13 @@
 The grader makes the channels between them: a SOCK_SEQPACKET socketpair for the handshake and, on the CPU
 track, a sealed memfd for the buffers (it cannot grow or shrink under the supervisor, so no SIGBUS can be
 provoked there); on the CUDA track the supervisor allocates the device memory itself and sends the worker its
-file descriptor over the socket. The sandbox starts the worker with its ends (`pass_fds`); the moment it has
-started, `on_start` opens a pidfd on it (before anything could reap it) and starts the supervisor with the
-other end, the memfd (CPU), the pidfd and the request, which holds the per-case secret keys and never reaches
-the sandbox. The supervisor
-writes every record into a trusted folder: created here, 0700 and the grader's own, outside the run's
-working directory, so the sandbox (another uid, a private mount namespace) can neither read nor write it.
+file descriptor over the socket. The sandbox starts the worker with its ends (`pass_fds`; the container hands
+them over a private socket, grader/sandbox/docker_fds.py); the moment it has started, `on_start` opens a pidfd
+on it (before anything could reap it) and starts the supervisor with the other end, the memfd (CPU), the pidfd
+and the request, which holds the per-case secret keys and never reaches the sandbox. The supervisor runs on
+the host with either sandbox, and writes every record into a trusted folder: created here, 0700 and the
+grader's own, outside the run's working directory, so the sandbox (another uid, a private mount namespace, or
+a container that does not mount it) can neither read nor write it.
 
 What came back is judged by grader/judge/pipeline.py from that folder alone. A failure of the judge itself
 (the supervisor could not write its folder, a full disk, a supervisor that crashed) raises JudgeError: an
@@ -76,11 +77,14 @@ def run(
     uid: int | None,
     env: dict[str, str],
     track: str = "cpu",
+    gpu: int | None = None,
 ) -> Result:
     """Run the worker (already copied into `workdir` as ./worker, beside `library_name`) under the supervisor.
 
     `cases_request` is the supervisor's request from the first `case` line to `end`; `region` the shared
     memory's size in bytes (region_bytes; the CPU track's: the CUDA supervisor sizes its device memory itself).
+    `gpu`: the GPU a container is given (the NVML index), on which the supervisor then runs too, since the
+    worker can map only memory of its own GPU; None where the sandbox gives the worker the grader's GPUs.
     """
     supervisor_binary = binaries.supervisor(track)
     trusted = new_trusted_folder()
@@ -104,6 +108,7 @@ def run(
                 fds = (ours.fileno(), memory, pidfd) if memory >= 0 else (ours.fileno(), pidfd)
                 process = subprocess.Popen(
                     [str(supervisor_binary), *map(str, fds)],
+                    env=_supervisor_env(gpu),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=errors,
@@ -129,6 +134,7 @@ def run(
             env=env,
             pass_fds=worker_fds,
             on_start=on_start,
+            **({"gpu": gpu} if gpu is not None else {}),
         )
         ours.close()
         if not started:
@@ -147,6 +153,14 @@ def run(
         if memory >= 0:
             os.close(memory)
         errors.close()
+
+
+def _supervisor_env(gpu: int | None) -> dict[str, str] | None:
+    """The supervisor's environment: the grader's, pinned to the container's GPU where one was given (CUDA
+    numbers GPUs by PCI bus, as NVML does, only when told to)."""
+    if gpu is None:
+        return None
+    return {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
 
 
 def _favour(*pids: int) -> None:

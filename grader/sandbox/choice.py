@@ -40,10 +40,17 @@ class Backend:
         on_start: Callable[[int], None] | None = None,
     ) -> Outcome:
         if self.kind == "docker":
-            if pass_fds or on_start is not None:
-                raise NotImplementedError("the container sandbox does not pass file descriptors or report a pid yet")
             return docker_run.run(
-                argv, workdir, limits=limits, stdin=stdin, uid=uid, env=env, gpu=gpu, image=self.image
+                argv,
+                workdir,
+                limits=limits,
+                stdin=stdin,
+                uid=uid,
+                env=env,
+                gpu=gpu,
+                image=self.image,
+                pass_fds=pass_fds,
+                on_start=on_start,
             )
         return local.run(
             argv, workdir, limits=limits, stdin=stdin, uid=uid, env=env, pass_fds=pass_fds, on_start=on_start

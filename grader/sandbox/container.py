@@ -2,7 +2,8 @@
 (is Docker there, which image and toolchain), grader.sandbox.docker_run (one command in a container) and
 grader.sandbox.choice (`--sandbox auto|docker|local`), kept importable from here.
 
-The harness built inside the image is grader.build.runner's (build_runner(track, run=backend)).
+The worker built inside the image is grader.run.binaries's (worker(track, run=backend)); the supervisor stays
+on the host and reaches it through grader.sandbox.docker_fds.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from grader import settings
+from grader.sandbox import docker_fds
 from grader.sandbox.base import Limits
 from grader.sandbox.docker_engine import LABEL, NOBODY, owner
 
@@ -30,15 +31,17 @@ def prepare(
     env: dict[str, str] | None,
     gpu: int | None,
     gpu_options: dict | None = None,
+    handover: docker_fds.HandOver | None = None,
 ) -> tuple[dict, list[str]]:
     """(the container's options, as the docker SDK's containers.create takes them, and the isolation they give);
-    OSError, ValueError or IndexError where they cannot be made. `gpu_options`: grader.sandbox.docker_gpu's."""
-    user, group = _user(uid, workdir)
+    OSError, ValueError or IndexError where they cannot be made. `gpu_options`: grader.sandbox.docker_gpu's;
+    `handover`: the descriptors the command is given (grader.sandbox.docker_fds)."""
+    user, group = user_of(uid, workdir)
     memory, cpus, cpus_set = memory_limit(limits.memory_bytes), cpu_limit(), _cpuset(limits)
     command = _command(
         name,
         image,
-        _inside_argv(argv, workdir),
+        (handover.prefix() if handover else []) + _inside_argv(argv, workdir),
         workdir,
         limits,
         user,
@@ -48,6 +51,7 @@ def prepare(
         cpus_set,
         _inside_env(env, workdir),
         gpu_options or {},
+        handover.folder if handover else None,
     )
     shown = image[:19] if image.startswith("sha256:") else image
     isolation = [
@@ -65,6 +69,7 @@ def prepare(
         "only the working directory writable",
         "watchdog (wall clock, file sizes)",
     ]
+    isolation += ["descriptors handed over a private socket"] if handover else []
     return command, isolation + ([f"GPU {gpu} only"] if gpu is not None else [])
 
 
@@ -88,7 +93,7 @@ def cpu_limit() -> float:
     return min(float(settings.CPUS.get() or count), float(count))
 
 
-def _user(uid: int | None, workdir: Path) -> tuple[int, int]:
+def user_of(uid: int | None, workdir: Path) -> tuple[int, int]:
     """The uid:gid inside: the run's own uid (as the local sandbox uses it), else the grader's, never root."""
     if uid is not None and uid != 0:
         return uid, uid
@@ -131,6 +136,7 @@ def _command(
     cpuset: str,
     env: dict[str, str],
     gpu_options: dict,
+    handover_folder: Path | None,
 ) -> dict:
     from docker.types import LogConfig, Mount, Ulimit
 
@@ -138,6 +144,8 @@ def _command(
     for entry in sorted(workdir.iterdir()):  # what is there already (runner, lib.so, sources) stays
         if entry.is_file() and not entry.is_symlink():  # as it is: read-only, not renamed, not replaced
             mounts.append(Mount(f"{INSIDE}/{entry.name}", str(entry), type="bind", read_only=True))
+    if handover_folder is not None:  # the launcher and the grader's socket: read-only, this container's alone
+        mounts.append(Mount(docker_fds.INSIDE, str(handover_folder), type="bind", read_only=True))
     if limits.address_space_bytes:  # docker has no ulimit for it: the shell sets it, then becomes the command
         argv = ["sh", "-c", f'ulimit -v {limits.address_space_bytes // 1024} && exec "$@"', "sh", *argv]
     options = {

@@ -21,11 +21,12 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from grader.sandbox import docker_command, docker_engine, docker_gpu, procfs, uids, workspace
+from grader.sandbox import docker_command, docker_engine, docker_fds, docker_gpu, procfs, uids, workspace
 from grader.sandbox.base import OUTPUT_TAIL, Limits, Outcome
 from grader.sandbox.docker_engine import image_name
 from grader.sandbox.watch import Watchdog
@@ -46,15 +47,28 @@ def run(
     env: dict[str, str] | None = None,
     gpu: int | None = None,
     image: str | None = None,
+    pass_fds: tuple[int, ...] = (),
+    on_start: Callable[[int], None] | None = None,
 ) -> Outcome:
     """Run `argv` in a new container with `workdir` mounted at /work; never raises for the child's sake.
 
     An absolute argv[0] outside the working directory (a host path such as /usr/bin/g++) is looked up by name
-    on the image's PATH; the host's path of the working directory, in argv or env, becomes /work.
+    on the image's PATH; the host's path of the working directory, in argv or env, becomes /work. `pass_fds`
+    reach the program at the same numbers and `on_start` gets its pid as the grader sees it, as with the local
+    sandbox (grader.sandbox.docker_fds says how); an exception from on_start kills the run and is raised.
     """
+    workdir = Path(workdir).resolve()
+    handover = None
     try:
-        return _run(argv, Path(workdir).resolve(), limits, stdin, uid, env, gpu, image_name(image))
+        if pass_fds or on_start is not None:
+            handover = docker_fds.HandOver(pass_fds, on_start, docker_command.user_of(uid, workdir)[0])
+        outcome = _run(argv, workdir, limits, stdin, uid, env, gpu, image_name(image), handover)
+        if handover is not None and handover.error is not None:
+            raise handover.error
+        return outcome
     finally:
+        if handover is not None:
+            handover.close()
         if uid is not None:
             uids.release(uid)
 
@@ -74,11 +88,14 @@ def _run(
     env: dict[str, str] | None,
     gpu: int | None,
     image: str,
+    handover: docker_fds.HandOver | None,
 ) -> Outcome:
     name = f"kj-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     try:
         gpu_options = _gpu_options(gpu, image) if gpu is not None else {}
-        options, isolation = docker_command.prepare(name, image, argv, workdir, limits, uid, env, gpu, gpu_options)
+        options, isolation = docker_command.prepare(
+            name, image, argv, workdir, limits, uid, env, gpu, gpu_options, handover
+        )
         client = docker_engine.client()
     except (OSError, ValueError, IndexError, RuntimeError) as error:
         return Outcome(returncode=127, wall_s=0.0, stderr=f"could not prepare the container: {error}")
@@ -106,6 +123,8 @@ def _run(
         watchdog = Watchdog(start + limits.wall_s + STARTUP_GRACE_S, killer, [(DISK_EVERY, disk)], tick_s=0.1)
         watchdog.start()
         try:
+            if handover is not None:  # while the container runs; its streams end with it
+                handover.serve(lambda: streams.is_alive() and not watchdog.reason, lambda: watchdog.fire("caller"))
             _wait(client, container, watchdog, killer)
         finally:
             watchdog.stop()

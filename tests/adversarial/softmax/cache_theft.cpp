@@ -50,7 +50,10 @@ static bool other_processes() {
 }
 
 static bool stolen() {
-    bool any = lists("..") || lists("/var/lib/kerneljudge/runs");
+    // In a container `..` of /work is the image's own root, not the host's folder of runs: listing it steals
+    // nothing, so that one look is the local sandbox's alone (the host's runs folder is looked for by name).
+    const bool in_container = access("/.dockerenv", F_OK) == 0;
+    bool any = (!in_container && lists("..")) || lists("/var/lib/kerneljudge/runs");
     for (const char* cache : {"/root/.cache/kerneljudge", "/var/cache/kerneljudge", "/var/lib/kerneljudge/cache",
                               "/home/kerneljudge/.cache/kerneljudge", "/tmp/kerneljudge-cache"}) {
         any |= lists(std::string(cache) + "/builds") || lists(std::string(cache) + "/supervised");
