@@ -3,7 +3,9 @@
 - the supervisors (trusted; run as the grader's user, outside the sandbox): grader/run/supervisor.cpp for the
   CPU track (g++), grader/run/cuda_supervisor.cu for the CUDA track (nvcc, the CUDA runtime linked statically);
 - the workers (the untrusted side; run in the sandbox, load the submission): harness/worker.cpp (g++) and
-  harness/gpu_worker.cu (nvcc, the shared CUDA runtime, as the submissions are built, so both use one runtime).
+  harness/gpu_worker.cu (nvcc, the shared CUDA runtime, as the submissions are built, so both use one runtime);
+  the Python tracks' worker is Python (harness/python_worker.py) and needs only its seccomp filter built:
+  harness/python_seccomp.cpp, a shared library it loads (g++).
 -ffp-contract=off keeps the supervisors' input generator bit for bit equal to grader/run/inputs.py. The cache
 entries are the grader's own (0700 folder, 0755 files inside).
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 import harness
 from grader import settings
 from grader.build.toolchain import Toolchain, detect
+from grader.problems.tracks import device
 
 RUN_SOURCES = Path(__file__).parent
 HARNESS_SOURCES = Path(harness.__file__).parent
@@ -45,15 +48,25 @@ PROGRAMS = {
     "gpu_worker": Program(
         HARNESS_SOURCES / "gpu_worker.cu", True, ("-O2", "-std=c++17", "-cudart", "shared"), ("-ldl",)
     ),
+    "python_seccomp.so": Program(
+        HARNESS_SOURCES / "python_seccomp.cpp", False, ("-O2", "-std=c++17", "-shared", "-fPIC")
+    ),
 }
 
 
 def supervisor(track: str = "cpu") -> Path:
-    return _build("cuda_supervisor" if track == "cuda" else "supervisor")
+    """The trusted supervisor of a run on `track`: the CUDA one for every track on the GPU."""
+    return _build("cuda_supervisor" if device(track) == "cuda" else "supervisor")
 
 
 def worker(track: str = "cpu") -> Path:
+    """The compiled worker of the cuda and cpu tracks (the Python tracks' worker is harness/python_worker.py)."""
     return _build("gpu_worker" if track == "cuda" else "worker")
+
+
+def python_seccomp() -> Path:
+    """The Python worker's seccomp filter, a shared library (harness/python_seccomp.cpp)."""
+    return _build("python_seccomp.so")
 
 
 def _compiler(program: Program, tools: Toolchain) -> tuple[str, list[str], str]:
