@@ -55,6 +55,9 @@ def leaderboard_command(
         metavar="[score|sol]",
         help="score: time, one board per device; sol: fraction of speed of light, one board for every device.",
     ),
+    track: str | None = typer.Option(
+        None, "--track", metavar=args.TRACK_METAVAR, help="Only this track's entries (PyTorch's stays marked)."
+    ),
     as_json: bool = JSON,
     db: str | None = DB,
 ):
@@ -66,8 +69,10 @@ def leaderboard_command(
         raise output.usage_error(f"unknown problem {problem!r}; the known problems are: {', '.join(list_slugs())}")
     if by not in leaderboard.RANKINGS:
         raise output.usage_error(f"unknown ranking {by!r}: --by score or --by sol")
+    if track is not None:
+        args.track(None, track)  # an unknown track is a usage error naming the known ones
     with _database():
-        boards = leaderboard.boards(problem, device=device, db_url=db, by=by)
+        boards = leaderboard.boards(problem, device=device, db_url=db, by=by, track=track)
         doubted = {
             e.submission_id: timing.doubts(stored.verdict)
             for b in boards
@@ -100,6 +105,7 @@ def leaderboard_command(
             Column("SOL", justify="right", drop=1),
             *([Column("device", wrap=True)] if board.ranked_by == "sol" else []),
             Column("vs PyTorch", justify="right", drop=2),
+            Column("track"),
             Column("submission"),
             Column("submitted (UTC)", drop=1),
         ]
@@ -111,6 +117,7 @@ def leaderboard_command(
                 f"{100 * e.sol:.1f}%" if e.sol is not None else "",
                 *([e.device] if board.ranked_by == "sol" else []),
                 f"{e.speedup:.2f}x" if e.speedup else "",
+                e.track,
                 e.submission_id,
                 f"{e.created_at:{WHEN}}",
             ]
