@@ -98,6 +98,7 @@ def leaderboard_command(
             )
         if board.ranked_by == "sol":
             notes.append("SOL: roofline time over measured time, against each device's own measured ceilings")
+        mixed = len({e.track for e in board.entries if e.kind != "baseline"}) > 1  # else every row says the same
         columns = [
             Column("#", justify="right"),
             Column("user", wrap=True),
@@ -105,7 +106,7 @@ def leaderboard_command(
             Column("SOL", justify="right", drop=1),
             *([Column("device", wrap=True)] if board.ranked_by == "sol" else []),
             Column("vs PyTorch", justify="right", drop=2),
-            Column("track"),
+            *([Column("track")] if mixed else []),
             Column("submission"),
             Column("submitted (UTC)", drop=1),
         ]
@@ -117,7 +118,7 @@ def leaderboard_command(
                 f"{100 * e.sol:.1f}%" if e.sol is not None else "",
                 *([e.device] if board.ranked_by == "sol" else []),
                 f"{e.speedup:.2f}x" if e.speedup else "",
-                e.track,
+                *([e.track] if mixed else []),
                 e.submission_id,
                 f"{e.created_at:{WHEN}}",
             ]
