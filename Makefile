@@ -6,9 +6,12 @@ PY := $(VENV)/bin/python
 GRADER := $(VENV)/bin/grader
 PROBLEM ?= softmax
 USER ?= $(shell whoami)
-# The extras setup installs: every one pyproject.toml defines (the names in [project.optional-dependencies]).
-EXTRAS ?= $(shell awk '/^\[/ { t = ($$0 == "[project.optional-dependencies]") } \
-  t && /^[A-Za-z0-9_.-]+ *=/ { sub(/ *=.*/, ""); printf "%s%s", s, $$0; s = "," }' pyproject.toml)
+# The extras setup installs: every one pyproject.toml defines (the names in [project.optional-dependencies]) but
+# those in EXTRAS_OMIT: the Python tracks' frameworks (1.3 GB, and useless without a GPU) unless asked for, as
+# `make setup EXTRAS_OMIT=` does on a GPU machine (PyTorch's CUDA wheels bring Triton with them already).
+EXTRAS_OMIT ?= triton cupy
+EXTRAS ?= $(shell awk -v omit=" $(EXTRAS_OMIT) " '/^\[/ { t = ($$0 == "[project.optional-dependencies]") } \
+  t && /^[A-Za-z0-9_.-]+ *=/ { sub(/ *=.*/, ""); if (index(omit, " " $$0 " ")) next; printf "%s%s", s, $$0; s = "," }' pyproject.toml)
 # A wheel folder made by `make wheelhouse` for a machine with no network. setup installs from it alone (pip's
 # --no-index) when it holds wheels made for this Python (its file python-version says which, else the tags of its
 # wheels), else from the index.
@@ -70,9 +73,10 @@ selftest: setup ## every reference rung accepted, every null answer rejected
 # read from pyproject.toml so that nothing added there is forgotten here. Left out (WHEELHOUSE_OMIT): PyTorch (with
 # its CUDA libraries, several GB) and numpy and matplotlib (39 MB with what they need, beside the 48 MB of the rest
 # for Python 3.12): the GPU node's Python has all three, and the wheelhouse travels with the repo within 64 MiB.
-# A Python without them installs them from elsewhere first. pip reads the dependencies' markers for the Python that
-# runs it, so run this on one no newer than WHEELHOUSE_PY.
-WHEELHOUSE_OMIT ?= torch numpy matplotlib
+# A Python without them installs them from elsewhere first. Triton and CuPy (the Python tracks' extras, 1.3 GB) are
+# left out too: PyTorch's CUDA wheels bring Triton, and CuPy is installed where a GPU is. pip reads the
+# dependencies' markers for the Python that runs it, so run this on one no newer than WHEELHOUSE_PY.
+WHEELHOUSE_OMIT ?= torch numpy matplotlib triton cupy-cuda13x
 WHEELHOUSE_PLATFORMS ?= manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_26_x86_64 manylinux_2_24_x86_64 \
   manylinux_2_17_x86_64 manylinux2014_x86_64 manylinux_2_12_x86_64 manylinux2010_x86_64 manylinux_2_5_x86_64 manylinux1_x86_64
 define WHEELHOUSE_REQUIREMENTS

@@ -10,6 +10,11 @@
 // queues, keyrings), sockets of every family, io_uring (its own path around this filter), bpf, perf events,
 // userfaultfd, personality, CPU affinity, the clocks, modules, and sessions and process groups. Any other
 // architecture or the x32 ABI kills the process.
+//
+// The Python worker (harness/python_worker.py, through harness/python_seccomp.cpp) installs it with
+// Processes::ALLOWED: Triton runs ptxas and the C compiler as child processes, so fork, vfork, execve and clone
+// of a process (still never with a namespace flag) are let through there, and Landlock (harness/landlock.py)
+// limits which programs may be executed.
 #pragma once
 #include <errno.h>
 #include <linux/audit.h>
@@ -75,7 +80,7 @@ constexpr unsigned NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUT
 inline const std::vector<long>& denied_syscalls() {
     static const std::vector<long> list = {
         __NR_ptrace, __NR_process_vm_readv, __NR_process_vm_writev, __NR_kcmp, __NR_pidfd_open,
-        __NR_pidfd_getfd, __NR_pidfd_send_signal, __NR_tkill, __NR_execve, __NR_execveat,
+        __NR_pidfd_getfd, __NR_pidfd_send_signal, __NR_tkill,
         __NR_mount, __NR_umount2, __NR_pivot_root, __NR_chroot, __NR_unshare, __NR_setns, __NR_open_tree,
         __NR_move_mount, __NR_fsopen, __NR_fsconfig, __NR_fsmount, __NR_fspick, __NR_mount_setattr,
         __NR_open_by_handle_at, __NR_name_to_handle_at,
@@ -90,6 +95,14 @@ inline const std::vector<long>& denied_syscalls() {
         __NR_init_module, __NR_finit_module, __NR_delete_module, __NR_kexec_load, __NR_kexec_file_load,
         __NR_reboot, __NR_swapon, __NR_swapoff, __NR_acct, __NR_quotactl,
         __NR_setsid, __NR_setpgid, __NR_process_madvise,
+    };
+    return list;
+}
+
+// What starts another program: refused unless the worker's JIT needs it (Processes::ALLOWED).
+inline const std::vector<long>& process_syscalls() {
+    static const std::vector<long> list = {
+        __NR_execve, __NR_execveat,
 #ifdef __NR_fork
         __NR_fork,
 #endif
@@ -100,8 +113,10 @@ inline const std::vector<long>& denied_syscalls() {
     return list;
 }
 
+enum class Processes { REFUSED, ALLOWED };
+
 // Installs the filter in this process (every thread created later inherits it); false if the kernel refused.
-inline bool install_seccomp() {
+inline bool install_seccomp(Processes processes = Processes::REFUSED) {
     using F = sock_filter;
     const unsigned own_pid = (unsigned)getpid();
     const unsigned nr = offsetof(seccomp_data, nr), arch = offsetof(seccomp_data, arch);
@@ -118,17 +133,26 @@ inline bool install_seccomp() {
     prog.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));  // the x32 ABI
     prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
 #endif
-    for (long call : denied_syscalls()) {
+    std::vector<long> denied = denied_syscalls();
+    if (processes == Processes::REFUSED) denied.insert(denied.end(), process_syscalls().begin(), process_syscalls().end());
+    for (long call : denied) {
         prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)call, 0, 1));
         prog.push_back(refuse);
     }
     prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1));
     prog.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS));
-    // clone: threads only (CLONE_THREAD set, no namespace flag). The other paths keep the number in A.
-    prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 5));
-    prog.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0));
-    prog.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, NAMESPACE_FLAGS, 2, 0));
-    prog.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
+    // clone: threads only (CLONE_THREAD set, no namespace flag); with processes allowed, any clone without a
+    // namespace flag. The other paths keep the number in A.
+    if (processes == Processes::ALLOWED) {
+        prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 4));
+        prog.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0));
+        prog.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, NAMESPACE_FLAGS, 1, 0));
+    } else {
+        prog.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 5));
+        prog.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg0));
+        prog.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, NAMESPACE_FLAGS, 2, 0));
+        prog.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
+    }
     prog.push_back(allow);
     prog.push_back(refuse);
     // Signals: only to its own process (raise, abort and pthread_kill use tgkill with its pid).

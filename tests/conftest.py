@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from grader.build.toolchain import detect
+from grader.problems.tracks import device, track_of
 
 REPO = Path(__file__).resolve().parents[1]
 MINI_PROBLEM = "softmax-mini"
@@ -35,6 +36,7 @@ class Fixture:
     """A source file whose header comments state what grading it must give:
     // expect: <status>   // problem: <slug>   // mode: test|submit   // message: <text the message must contain>
     // time_limit: <seconds, for fixtures that must time out>
+    (a Python fixture, for the triton or cupy track, writes them as `# expect: ...`)
     """
 
     path: Path
@@ -46,13 +48,14 @@ class Fixture:
 
     @property
     def track(self) -> str:
-        return "cuda" if self.path.suffix == ".cu" else "cpu"
+        """The track the file says (its extension; for a .py file, the framework it imports)."""
+        return track_of(self.path) or "cpu"
 
 
 def read_fixture(path: Path) -> Fixture:
     header = {}
     for line in path.read_text().splitlines()[:12]:
-        found = re.match(r"\s*//\s*(expect|problem|mode|message|time_limit):\s*(.+?)\s*$", line)
+        found = re.match(r"\s*(?://|#)\s*(expect|problem|mode|message|time_limit):\s*(.+?)\s*$", line)
         if found:
             header[found.group(1)] = found.group(2)
     problem = header.get("problem") or path.parent.name
@@ -67,13 +70,14 @@ def read_fixture(path: Path) -> Fixture:
 
 
 def fixture_params(folder: Path) -> list:
-    """pytest params for every .cpp/.cu fixture below `folder`; .cu ones are marked gpu."""
+    """pytest params for every .cpp/.cu/.py fixture below `folder` (not the test modules); those for the GPU
+    (.cu, and the triton and cupy tracks' .py files) are marked gpu."""
     params = []
-    for path in sorted(folder.rglob("*.c*")):
-        if path.suffix not in (".cpp", ".cu"):
+    for path in sorted(folder.rglob("*")):
+        if path.suffix not in (".cpp", ".cu", ".py") or path.name.startswith(("test_", "conftest")):
             continue
         fixture = read_fixture(path)
-        marks = [pytest.mark.gpu] if fixture.track == "cuda" else []
+        marks = [pytest.mark.gpu] if device(fixture.track) == "cuda" else []
         params.append(pytest.param(fixture, id=str(path.relative_to(folder)), marks=marks))
     return params
 

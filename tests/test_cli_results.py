@@ -55,6 +55,18 @@ def test_leaderboard(app, db):
     assert runner.invoke(app, ["leaderboard", "no-such-problem", "--db", db]).exit_code == 2
 
 
+def test_the_leaderboard_shows_each_entrys_track_and_keeps_one_track_when_asked(app, db):
+    triton = verdict("dave", [95.0, 190.0])
+    triton.track = "triton"
+    storage.save_verdict(triton, "import triton\n", db)
+    table = runner.invoke(app, ["leaderboard", "softmax", "--db", db], env={"COLUMNS": "200"})
+    assert re.search(r"dave .* triton", table.output) and re.search(r"alice .* cuda", table.output)
+    result = runner.invoke(app, ["leaderboard", "softmax", "--db", db, "--json", "--track", "triton"])
+    (board,) = json.loads(result.output)
+    assert [(e["user"], e["track"]) for e in board["entries"]] == [("dave", "triton"), ("pytorch", "cuda")]
+    assert runner.invoke(app, ["leaderboard", "softmax", "--db", db, "--track", "fortran"]).exit_code == 2
+
+
 def test_history_and_show_submission(app, db):
     result = runner.invoke(app, ["history", "--user", "carol", "--db", db, "--json"])
     assert result.exit_code == 0, result.output

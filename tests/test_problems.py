@@ -12,10 +12,12 @@ import torch
 import yaml
 from typer.testing import CliRunner
 
+from grader.build import python_check
 from grader.build.toolchain import detect
 from grader.cli.main import app
 from grader.judge import check
 from grader.problems.spec import TRACKS, SpecError, load_all, load_problem
+from grader.problems.tracks import EXTENSIONS, is_python
 
 SLUGS = [
     "attention",
@@ -94,10 +96,14 @@ COMPILERS = {
 def test_init_writes_a_starter_that_compiles(slug, track, tmp_path):
     if track == "cuda" and not detect().nvcc:
         pytest.skip("no nvcc")
-    target = tmp_path / f"starter{'.cu' if track == 'cuda' else '.cpp'}"
+    target = tmp_path / f"starter{EXTENSIONS[track]}"
     result = runner.invoke(app, ["init", slug, "--track", track, "-o", str(target)])
     assert result.exit_code == 0, result.output
     assert load_problem(slug).prototype(track=track) in target.read_text()
+    if is_python(track):  # the Python tracks' compile stage: byte-compiled and checked against the track's rules
+        checked = python_check.check(load_problem(slug), target.read_bytes(), target.name, track)
+        assert (checked.compile_error, checked.refused) == ("", "")
+        return
     compiled = subprocess.run(COMPILERS[track](target), capture_output=True, text=True, cwd=tmp_path)
     assert compiled.returncode == 0, compiled.stderr
 

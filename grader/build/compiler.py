@@ -7,6 +7,10 @@ fixed ABI, `kerneljudge_entry(void** pointers, const int* sizes)`, so `solve` is
 the dynamic loader (dlopen, dlsym) is refused. Builds are cached by hash of (source, flags, toolchain) in
 the private, bounded build cache (grader.build.cache); diagnostics are shown as grader.build.diagnostics
 cleans them; the harness is grader.build.runner's.
+
+On the Python tracks (triton, cupy) nothing is compiled to machine code here: the source is byte-compiled and
+checked against the track's rules (grader.build.python_check), and the "library" is the checked source, kept in
+the same cache; Triton and NVRTC compile its kernels in the run, where that time counts against the time limit.
 """
 
 from __future__ import annotations
@@ -19,16 +23,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.build import cache, diagnostics
+from grader.build import cache, diagnostics, python_check
 from grader.build.cache import cache_root
 from grader.build.runner import build_runner
 from grader.build.toolchain import Toolchain, detect
+from grader.problems import tracks
 from grader.problems.spec import Problem
 from grader.sandbox import base
 from grader.sandbox import local as sandbox
 from grader.sandbox.docker_command import INSIDE
 
-__all__ = ["COMPILE_LIMITS", "EXTENSIONS", "Build", "build_runner", "build_submission", "cache_root", "track_for"]
+__all__ = ["COMPILE_LIMITS", "Build", "build_runner", "build_submission", "cache_root"]
 
 COMPILE_MEMORY_CAP = 8 << 30
 MAX_LOG_BYTES = 64 << 10  # of diagnostics kept and shown
@@ -52,7 +57,7 @@ COMPILE_LIMITS = sandbox.Limits(
 )
 FORBIDDEN_SYMBOLS = ("dlopen", "dlmopen", "dlsym", "dlvsym")
 SHIM_VERSION = "1"
-EXTENSIONS = {"cuda": ".cu", "cpu": ".cpp"}
+PYTHON_SOURCE = "submission.py"  # the name a Python-track "library" has in the cache and in the run folder
 LOG_FILE = "compiler-output.txt"  # in the build folder: the pipes keep only the end of what was written
 LOG_KEPT = 8192  # bytes of the compiler's output kept from its start, and as many from its end
 
@@ -65,12 +70,6 @@ class Build:
     cached: bool
     seconds: float
     refused: str = ""  # why a library that compiled is still not allowed to run
-
-
-def track_for(path: Path) -> str | None:
-    """The track a file's extension implies (.cu -> cuda, .cpp/.cc/.cxx -> cpu)."""
-    suffix = path.suffix.lower()
-    return "cuda" if suffix == ".cu" else "cpu" if suffix in (".cpp", ".cc", ".cxx") else None
 
 
 def submission_flags(track: str, tools: Toolchain, in_container: bool = False) -> list[str]:
@@ -122,11 +121,13 @@ def shim_source(problem: Problem, include_name: str, track: str = "cuda") -> str
 
 def _safe_name(filename: str, track: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60] or "submission"
-    return stem + EXTENSIONS[track]
+    return stem + tracks.EXTENSIONS[track]
 
 
 def build_submission(problem: Problem, source: bytes, filename: str, track: str, run=None) -> Build:
     """Compile `source` for `track` in the sandbox `run` (container.choose's; default: the local one)."""
+    if tracks.is_python(track):
+        return _check_python(problem, source, filename, track)
     run = run or sandbox.run
     tools = detect()
     in_container = base.in_container(run)
@@ -154,7 +155,7 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
     workdir = sandbox.new_workdir(uid)
     try:
         (workdir / name).write_bytes(source)
-        shim_name = "kerneljudge_shim" + EXTENSIONS[track]
+        shim_name = "kerneljudge_shim" + tracks.EXTENSIONS[track]
         (workdir / shim_name).write_text(shim)
         for path in (workdir / name, workdir / shim_name):
             path.chmod(0o444)
@@ -193,6 +194,18 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
         return Build(True, cached, log, False, time.monotonic() - started, _refusal(cached))
     finally:
         sandbox.remove_workdir(workdir)
+
+
+def _check_python(problem: Problem, source: bytes, filename: str, track: str) -> Build:
+    """The Python tracks' compile stage: byte-compile and check the rules; the checked source is the library."""
+    started = time.monotonic()
+    name = Path(filename).name
+    checked = python_check.check(problem, source, name, track)
+    if checked.compile_error:
+        return Build(False, None, checked.compile_error, False, time.monotonic() - started)
+    entry = cache.entry("builds", cache.key(track, source, name, problem.prototype(track=track)))
+    library = cache.lookup(entry, PYTHON_SOURCE) or cache.store(entry, PYTHON_SOURCE, source)
+    return Build(True, library, "", False, time.monotonic() - started, checked.refused)
 
 
 def _memory_message() -> str:

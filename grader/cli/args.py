@@ -15,7 +15,8 @@ from grader.cli.output import usage_error
 if TYPE_CHECKING:
     from grader.problems.spec import Problem
 
-TRACK_HELP = "cuda or cpu (default: from the file's extension)"
+TRACK_HELP = "cuda, cpu, triton or cupy (default: from the file: .cu, .cpp, or a .py file's import of triton or cupy)"
+TRACK_METAVAR = "[cuda|cpu|triton|cupy]"
 
 
 def _complete_problem(incomplete: str) -> list[str]:
@@ -43,12 +44,18 @@ def problem(slug: str) -> Problem:
 
 
 def track(file: Path | None, chosen: str | None) -> str:
-    """The track asked for, else the one the file's extension implies, else what this machine runs best."""
-    from grader.build import compiler
+    """The track asked for, else the one the file implies (its extension; for a .py file, whether it imports
+    triton or cupy), else what this machine runs best."""
     from grader.build.toolchain import default_track
-    from grader.problems.spec import TRACKS
+    from grader.problems.tracks import TRACKS, track_of
 
-    picked = chosen or (compiler.track_for(file) if file else None) or default_track()
+    implied = track_of(file) if file else None
+    if not chosen and not implied and file is not None and file.suffix.lower() == ".py":
+        raise usage_error(
+            f"{file} is Python: say which track with --track triton or --track cupy "
+            "(or import triton or cupy in it, not both)"
+        )
+    picked = chosen or implied or default_track()
     if picked not in TRACKS:
         raise usage_error(f"unknown track {picked!r} (tracks: {', '.join(TRACKS)})")
     return picked

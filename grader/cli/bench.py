@@ -65,7 +65,7 @@ def bench(
 
 def bench_solutions(
     problems: list[str] | None = PROBLEMS,
-    track: str = typer.Option("cuda", "--track", metavar="[cuda|cpu]", help="cuda or cpu"),
+    track: str = typer.Option("cuda", "--track", metavar=args.TRACK_METAVAR, help="cuda, cpu, triton or cupy"),
     as_json: bool = JSON,
     db: str | None = DB,
 ):

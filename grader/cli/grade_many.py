@@ -118,7 +118,7 @@ def grade_many_command(
     sandbox_kind: str | None = SANDBOX,
 ):
     """Grade a folder or manifest of submissions with every GPU (or core group) busy; resumable."""
-    from grader.problems.spec import TRACKS
+    from grader.problems.tracks import TRACKS
     from grader.scale import batch_input, grade_many, jobs, scheduler
 
     if mode not in jobs.MODES:

@@ -88,19 +88,22 @@ def show(problem: str = args.PROBLEM):
 def init(
     problem: str = args.PROBLEM,
     track: str | None = typer.Option(
-        None, "--track", metavar="[cuda|cpu]", help="cuda or cpu (default: what this machine runs)"
+        None,
+        "--track",
+        metavar=args.TRACK_METAVAR,
+        help="cuda, cpu, triton or cupy (default: from -o's extension, else what this machine runs)",
     ),
     out: Path | None = typer.Option(
-        None, "-o", "--output", metavar="FILE", help="File to write (default: solve.cu/.cpp)"
+        None, "-o", "--output", metavar="FILE", help="File to write (default: PROBLEM.cu/.cpp/.py)"
     ),
 ):
-    """Write a starter file with the right signature and a TODO."""
-    from grader.build import compiler
+    """Write a starter file with the right signature and a TODO (on triton and cupy: the track's rules too)."""
     from grader.problems import starter
+    from grader.problems.tracks import EXTENSIONS
 
     spec = args.problem(problem)
     chosen = args.track(out, track)
-    target = out or Path(f"{spec.slug}{compiler.EXTENSIONS[chosen]}")
+    target = out or Path(f"{spec.slug}{EXTENSIONS[chosen]}")
     if target.exists():
         raise output.usage_error(f"{target} exists; choose another name with -o")
     target.write_text(starter.starter(spec, chosen))

@@ -55,6 +55,9 @@ def leaderboard_command(
         metavar="[score|sol]",
         help="score: time, one board per device; sol: fraction of speed of light, one board for every device.",
     ),
+    track: str | None = typer.Option(
+        None, "--track", metavar=args.TRACK_METAVAR, help="Only this track's entries (PyTorch's stays marked)."
+    ),
     as_json: bool = JSON,
     db: str | None = DB,
 ):
@@ -66,8 +69,10 @@ def leaderboard_command(
         raise output.usage_error(f"unknown problem {problem!r}; the known problems are: {', '.join(list_slugs())}")
     if by not in leaderboard.RANKINGS:
         raise output.usage_error(f"unknown ranking {by!r}: --by score or --by sol")
+    if track is not None:
+        args.track(None, track)  # an unknown track is a usage error naming the known ones
     with _database():
-        boards = leaderboard.boards(problem, device=device, db_url=db, by=by)
+        boards = leaderboard.boards(problem, device=device, db_url=db, by=by, track=track)
         doubted = {
             e.submission_id: timing.doubts(stored.verdict)
             for b in boards
@@ -93,6 +98,7 @@ def leaderboard_command(
             )
         if board.ranked_by == "sol":
             notes.append("SOL: roofline time over measured time, against each device's own measured ceilings")
+        mixed = len({e.track for e in board.entries if e.kind != "baseline"}) > 1  # else every row says the same
         columns = [
             Column("#", justify="right"),
             Column("user", wrap=True),
@@ -100,6 +106,7 @@ def leaderboard_command(
             Column("SOL", justify="right", drop=1),
             *([Column("device", wrap=True)] if board.ranked_by == "sol" else []),
             Column("vs PyTorch", justify="right", drop=2),
+            *([Column("track")] if mixed else []),
             Column("submission"),
             Column("submitted (UTC)", drop=1),
         ]
@@ -111,6 +118,7 @@ def leaderboard_command(
                 f"{100 * e.sol:.1f}%" if e.sol is not None else "",
                 *([e.device] if board.ranked_by == "sol" else []),
                 f"{e.speedup:.2f}x" if e.speedup else "",
+                *([e.track] if mixed else []),
                 e.submission_id,
                 f"{e.created_at:{WHEN}}",
             ]
@@ -186,6 +194,8 @@ def show_submission(
     db: str | None = DB,
 ):
     """One stored submission: its verdict, tests, benchmarks and source."""
+    from grader.problems.tracks import LANGUAGES
+
     with _database():
         stored = _load(submission, db)
     verdict = stored.verdict
@@ -205,9 +215,7 @@ def show_submission(
         from grader.cli.profile import print_stored
 
         print_stored(verdict.profile)
-    output.console.print(
-        Syntax(stored.source, "cuda" if verdict.track == "cuda" else "cpp", line_numbers=True, word_wrap=True)
-    )
+    output.console.print(Syntax(stored.source, LANGUAGES.get(verdict.track, "text"), line_numbers=True, word_wrap=True))
 
 
 def _time_limit(slug: str) -> float | None:

@@ -4,9 +4,11 @@
 submission's sake, and nothing the untrusted harness wrote is believed without a check made here, after it
 has exited (DESIGN.md, "One submission, start to end").
 
-Every run is supervised, on both tracks and in either sandbox (grader/run/supervised.py): a trusted supervisor on
-the host holds the keys, times every call (on the CUDA track: bounds the worker's own event times by its clock)
-and writes every record into a folder the sandbox cannot reach, and that folder is all this module reads.
+Every run is supervised, on every track and in either sandbox (grader/run/supervised.py): a trusted supervisor on
+the host holds the keys, times every call (on the GPU: bounds the worker's own event times by its clock) and
+writes every record into a folder the sandbox cannot reach, and that folder is all this module reads. The Python
+tracks (triton, cupy) run under the CUDA supervisor too, with the Python worker (harness/python_worker.py) in
+place of the compiled one; they are judged exactly as the CUDA track.
 
 Longer than 300 lines because it is the one place where a verdict is decided, read top to bottom: the run, the
 tests, the benchmarks and their audits, in the order they are judged. The run's machinery lives elsewhere
@@ -20,6 +22,7 @@ import math
 import os
 import secrets
 import shutil
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -35,7 +38,8 @@ from grader.judge.status import Status
 from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean, output_tail, summary_test
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
-from grader.run import binaries, request, supervised
+from grader.problems.tracks import device, is_python
+from grader.run import binaries, python_layout, request, supervised
 from grader.run import inputs as gen
 from grader.sandbox import base, container
 from grader.sandbox import local as sandbox
@@ -48,6 +52,7 @@ BOUND_SLACK_MIN_MS = 0.12  # H100: calibrated and real CPU rests of a call diffe
 BOUND_SLACK_FRACTION = 0.10  # of the claimed median; the slack is also never under the calibration's spread
 # Resident memory of the harness: 32 GiB, or half the machine where that is less (a limit above the RAM
 # lets a memory hog thrash into the wall clock instead of being stopped).
+NOT_ALLOWED = "not allowed:"  # how harness/python_worker.py names a rule broken at run time (harness/python_guard.py)
 HARNESS_MEMORY = min(32 << 30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
 
 Progress = Callable[[str], None]
@@ -86,7 +91,7 @@ def grade(
         toolchain={
             "compiler": run.compiler(track),
             "sandbox": how,
-            "flags": " ".join(compiler.submission_flags(track, tools, in_container)[1:]),
+            "flags": "" if is_python(track) else " ".join(compiler.submission_flags(track, tools, in_container)[1:]),
         },
         device=_device(track, tools),
         grader_version=grader.__version__,
@@ -137,7 +142,7 @@ def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verd
 
 
 def _device(track: str, tools) -> dict:
-    if track == "cuda" and tools.gpu:
+    if device(track) == "cuda" and tools.gpu:
         return {"name": tools.gpu.name, "driver": tools.gpu.driver, "compute_capability": tools.gpu.compute_capability}
     return {"name": tools.cpu_model, "driver": "", "compute_capability": ""}
 
@@ -147,17 +152,26 @@ def _device(track: str, tools) -> dict:
 
 def _wall_limit_s(tests_limit_s: float, track: str, cases: list[request.Case]) -> float:
     benches = sum(1 for c in cases if c.kind == "bench")
-    return tests_limit_s + benches * (3 * request.BENCH_BUDGET_MS[track] / 1000 + 20)
+    return tests_limit_s + benches * (3 * request.BENCH_BUDGET_MS[device(track)] / 1000 + 20)
 
 
 def _run_harness(
     problem: Problem, track: str, library: Path, cases: list[request.Case], tests_limit_s: float, run: container.Backend
 ):
     """(working folder, trusted folder of the records to judge, the sandbox's outcome, telemetry samples)."""
-    uid, workdir = _new_run_folder(((binaries.worker(track, run), "worker"), (library, "lib.so")))
-    sizes = [[request.buffer_bytes(problem, p, c.size_set.sizes) for p in problem.pointer_params] for c in cases]
     in_container = base.in_container(run)
-    env = _cuda_env(workdir) if track == "cuda" else {}
+    if is_python(track):
+        if in_container:
+            raise supervised.JudgeError(
+                f"the {track} track runs in the local sandbox only: its worker is not in the image yet"
+            )
+        uid, workdir = _new_python_run_folder(problem, library, cases)
+        worker, library_name = _python_worker(track), compiler.PYTHON_SOURCE
+    else:
+        uid, workdir = _new_run_folder(((binaries.worker(track, run), "worker"), (library, "lib.so")))
+        worker, library_name = ("./worker",), "lib.so"
+    sizes = [[request.buffer_bytes(problem, p, c.size_set.sizes) for p in problem.pointer_params] for c in cases]
+    env = _python_env(workdir) if is_python(track) else _cuda_env(workdir) if track == "cuda" else {}
     if in_container:
         env.pop("CUDA_VISIBLE_DEVICES", None)  # the container sees the one GPU it was given
     sampler = _sampler(track, cases)
@@ -166,7 +180,7 @@ def _run_harness(
             result = supervised.run(
                 request.build(problem, track, cases),
                 supervised.region_bytes(sizes),
-                "lib.so",
+                library_name,
                 workdir,
                 sandbox_run=run,
                 limits=_limits(tests_limit_s, track, cases),
@@ -174,6 +188,7 @@ def _run_harness(
                 env=env,
                 track=track,
                 gpu=container.gpu_index() if track == "cuda" and in_container else None,
+                worker=worker,
             )
     except BaseException:
         sandbox.remove_workdir(workdir)
@@ -191,17 +206,38 @@ def _new_run_folder(programs: tuple[tuple[Path, str], ...]) -> tuple[int | None,
     return uid, workdir
 
 
+def _new_python_run_folder(problem: Problem, source: Path, cases: list[request.Case]) -> tuple[int | None, Path]:
+    """A run folder for the Python worker: the checked submission, the worker's own modules (a copy of the
+    harness package's Python files, so the run imports the grader's version of them), its seccomp library and
+    the call layout (grader/run/python_layout.py)."""
+    uid, workdir = _new_run_folder(((source, compiler.PYTHON_SOURCE), (binaries.python_seccomp(), "python_seccomp.so")))
+    package = workdir / "harness"
+    package.mkdir()
+    for module in sorted(binaries.HARNESS_SOURCES.glob("*.py")):
+        shutil.copyfile(module, package / module.name)
+        (package / module.name).chmod(0o444)
+    package.chmod(0o555)
+    python_layout.write(workdir, problem, [c.size_set for c in cases])
+    return uid, workdir
+
+
+def _python_worker(track: str) -> tuple[str, ...]:
+    """The command that starts the Python worker: this interpreter (whose site-packages hold the framework),
+    ignoring PYTHON* variables and the user's site folder, with the run folder's copy of the harness."""
+    return (sys.executable, "-E", "-s", "-m", "harness.python_worker", track)
+
+
 def _limits(tests_limit_s: float, track: str, cases: list[request.Case]) -> sandbox.Limits:
     return sandbox.Limits(
         wall_s=_wall_limit_s(tests_limit_s, track, cases),
         memory_bytes=HARNESS_MEMORY,
-        address_space_bytes=HARNESS_MEMORY if track == "cpu" else None,  # CUDA reserves far more than it uses
+        address_space_bytes=HARNESS_MEMORY if device(track) == "cpu" else None,  # CUDA reserves far more than it uses
     )
 
 
 def _sampler(track: str, cases: list[request.Case]) -> telemetry.Sampler | None:
     """NVML samples during a run that times benchmarks on the GPU (clocks, power, throttling), else none."""
-    return telemetry.Sampler() if track == "cuda" and any(c.kind == "bench" for c in cases) else None
+    return telemetry.Sampler() if device(track) == "cuda" and any(c.kind == "bench" for c in cases) else None
 
 
 def _cuda_env(workdir: Path) -> dict[str, str]:
@@ -211,6 +247,15 @@ def _cuda_env(workdir: Path) -> dict[str, str]:
     if os.environ.get("CUDA_VISIBLE_DEVICES"):
         env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
     return env
+
+
+def _python_env(workdir: Path) -> dict[str, str]:
+    """The CUDA environment, and the JIT caches of Triton and CuPy in the run's own bounded folder: nothing one
+    submission compiles is seen by another."""
+    cuda = _cuda_env(workdir)
+    root = str(Path(cuda["LD_LIBRARY_PATH"]).parent) if cuda["LD_LIBRARY_PATH"] else ""
+    caches = {"TRITON_CACHE_DIR": str(workdir / ".triton"), "CUPY_CACHE_DIR": str(workdir / ".cupy")}
+    return {**cuda, **caches, **({"CUDA_PATH": root} if root else {})}
 
 
 # --- judging what came back ----------------------------------------------------------------------------------
@@ -230,7 +275,13 @@ def _crash_message(outcome: sandbox.Outcome, where: str) -> tuple[str, str]:
         return Status.RUNTIME_ERROR, f"disk limit exceeded {where} (too much written to the working directory)"
     how = f"killed by {outcome.signal_name}" if outcome.signal_name else f"exited with status {outcome.returncode}"
     harness_said = [line for line in outcome.stderr.splitlines() if line.startswith("kerneljudge harness:")]
-    detail = f": {harness_said[-1].split(':', 1)[1].strip()}" if harness_said else ""
+    said = harness_said[-1].split(":", 1)[1].strip() if harness_said else ""
+    if said.startswith(NOT_ALLOWED):  # the Python worker refused a rule of the track at run time
+        return (
+            Status.REJECTED,
+            f"the submission broke its track's rules {where}: {said.removeprefix(NOT_ALLOWED).strip()}",
+        )
+    detail = f": {said}" if said else ""
     tail = outcome.stderr.strip()[-600:]
     shown = f"\nprogram output (stderr, last lines):\n{tail}" if tail and not harness_said else ""
     return Status.RUNTIME_ERROR, f"{how} {where}{detail}{shown}"
@@ -394,14 +445,15 @@ def _judge_benchmarks(
             )
         tail_overhead = header["tail_overhead_ms"]
         median_tail = float(np.median([row[2] for row in rows]))
-        if track == "cuda" and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
+        if device(track) == "cuda" and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
             return Status.REJECTED, (
                 f"{name}: device work went on {median_tail:.3f} ms after solve returned "
                 f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
                 "so it is not allowed"
             )
-        bound_ms = _clock_bound_ms(out / f"{case.name}.bound") if track == "cuda" else None
-        if track == "cuda":
+        on_gpu = device(track) == "cuda"
+        bound_ms = _clock_bound_ms(out / f"{case.name}.bound") if on_gpu else None
+        if on_gpu:
             if bound_ms is None:
                 return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
             least_ms = least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"])

@@ -25,6 +25,7 @@ from grader.judge.verdict import BenchmarkResult, Verdict, geometric_mean
 from grader.perf import baseline, stats, telemetry
 from grader.problems import solutions
 from grader.problems.spec import Problem, SizeSet, load_problem
+from grader.problems.tracks import device
 from grader.run import inputs as gen
 
 NCU_CALLS = 5
@@ -115,7 +116,7 @@ def repeat(problem: Problem, path: Path, track: str, times: int, progress=None) 
 
 
 def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict], dict]:
-    """Each rung graded in submit mode, and PyTorch's time on the same benchmarks (CUDA track)."""
+    """Each rung graded in submit mode, and PyTorch's time on the same benchmarks (the GPU's tracks)."""
     rows = []
     for path in solutions.ladder(problem.slug, track):
         if progress:
@@ -134,7 +135,7 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
             }
         )
     baseline = {}
-    if track == "cuda":
+    if device(track) == "cuda":  # PyTorch's row beside every GPU track's (triton and cupy too)
         if progress:
             progress(f"{problem.slug}: PyTorch")
         timed = [time_baseline(problem, b) for b in problem.benchmarks_for(track)]

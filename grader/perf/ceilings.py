@@ -29,6 +29,8 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from grader.problems.tracks import device
+
 TENSOR_TF32_OVER_FP32 = 8  # Hopper/Ampere dense TF32 tensor-core rate over the FP32 FMA rate
 TENSOR_FP16_OVER_TF32 = 2  # dense FP16/BF16 tensor-core rate over TF32 (H100: 989 against 495 TFLOP/s)
 CPU_FLOOR_SLACK = 4.0  # the CPU floor: measured copy bandwidth and matmul rate, times this
@@ -78,9 +80,14 @@ class Ceilings:
 NONE = Ceilings(None, None, None, None, None, "no ceilings for this track")
 
 
-@functools.lru_cache(maxsize=2)
 def for_track(track: str) -> Ceilings:
-    return gpu_ceilings() if track == "cuda" else cpu_ceilings()
+    """The measured ceilings of the device `track` runs on (the GPU's for cuda, triton and cupy)."""
+    return _for_device(device(track))
+
+
+@functools.lru_cache(maxsize=2)
+def _for_device(on: str) -> Ceilings:
+    return gpu_ceilings() if on == "cuda" else cpu_ceilings()
 
 
 def cpu_ceilings() -> Ceilings:

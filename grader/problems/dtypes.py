@@ -8,7 +8,9 @@ A pointer parameter's `type` in problem.yaml is written as the CUDA track declar
     const __nv_bfloat16* / __nv_bfloat16*  bf16  bfloat16 (cuda_bf16.h)        const uint16_t* / uint16_t*
     const int*          / int*         i32    two's-complement int32           the same
 
-`const` marks an input, its absence an output. On the CPU track both 16-bit types are their raw bits in a
+`const` marks an input, its absence an output. On the Python tracks each buffer is an array over the same
+device memory: a PyTorch tensor of the element's dtype (triton), or a CuPy array (cupy; CuPy has no bfloat16,
+so a bfloat16 buffer is its raw bits as uint16 there). On the CPU track both 16-bit types are their raw bits in a
 uint16_t (g++ 12 has no bfloat16 type and `_Float16` is not on every compiler the judge may use): the starter
 file carries the conversion helpers (`grader init`). A problem with a 16-bit buffer states its accumulation
 (`accumulation:` in problem.yaml), e.g. "half products, float32 sums".
@@ -24,6 +26,12 @@ ELEMENTS = {"float": "f32", "__half": "f16", "__nv_bfloat16": "bf16", "int": "i3
 POINTER_TYPES = tuple(f"{const}{name}*" for name in ELEMENTS for const in ("const ", ""))
 CPU_NAMES = {"__half": "uint16_t", "__nv_bfloat16": "uint16_t"}
 CUDA_HEADERS = {"f16": "#include <cuda_fp16.h>\n", "bf16": "#include <cuda_bf16.h>\n"}
+# the Python tracks: each buffer's array type and element dtype, by track and request token
+ARRAY_TYPES = {"triton": "torch.Tensor", "cupy": "cupy.ndarray"}
+PYTHON_DTYPES = {
+    "triton": {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32"},
+    "cupy": {"f32": "cupy.float32", "f16": "cupy.float16", "bf16": "cupy.uint16", "i32": "cupy.int32"},
+}
 
 
 def element(type_: str) -> str:
@@ -46,6 +54,16 @@ def c_type(type_: str, track: str) -> str:
         return type_
     name = element(type_)
     return type_.replace(name, CPU_NAMES.get(name, name))
+
+
+def python_type(type_: str, track: str) -> str:
+    """The annotation of a parameter on a Python track: `int` for a size, else the track's array type."""
+    return "int" if type_ == "int" else ARRAY_TYPES[track]
+
+
+def python_dtype(token_: str, track: str) -> str:
+    """The element dtype of a buffer on a Python track ('bf16' -> 'cupy.uint16' on cupy: raw bits)."""
+    return PYTHON_DTYPES[track][token_]
 
 
 def check_bounds(token_: str, low: float, high: float) -> None:

@@ -1,4 +1,5 @@
-"""The reference solutions of a problem: `solutions/<slug>/NN_name.cu|.cpp`, a ladder ordered by NN.
+"""The reference solutions of a problem: `solutions/<slug>/NN_name.cu|.cpp|.py`, a ladder per track ordered by NN
+(a .py rung's track is the framework it imports: triton or cupy).
 
 They live in `solutions/` beside the problems folder (the repository's, or $KERNELJUDGE_PROBLEMS's parent when
 that has one), so a problem set kept elsewhere carries its own ladders.
@@ -8,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.build.compiler import EXTENSIONS
 from grader.build.toolchain import default_track
 from grader.problems.spec import REPO_ROOT, problems_root
+from grader.problems.tracks import EXTENSIONS, track_of
 
 
 def root() -> Path:
@@ -20,8 +21,12 @@ def root() -> Path:
 
 def ladder(slug: str, track: str) -> list[Path]:
     """The rungs for `track`, slowest idea first (from the repository's ladders when root() has none)."""
-    found = sorted((root() / slug).glob(f"[0-9]*{EXTENSIONS[track]}"))
-    return found or sorted((REPO_ROOT / "solutions" / slug).glob(f"[0-9]*{EXTENSIONS[track]}"))
+    found = _rungs(root() / slug, track)
+    return found or _rungs(REPO_ROOT / "solutions" / slug, track)
+
+
+def _rungs(folder: Path, track: str) -> list[Path]:
+    return [path for path in sorted(folder.glob(f"[0-9]*{EXTENSIONS[track]}")) if track_of(path) == track]
 
 
 def best(slug: str, track: str | None = None) -> Path:

@@ -20,13 +20,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from grader import settings
-from grader.problems import dtypes, expr, reference_file
+from grader.problems import dtypes, expr, reference_file, tracks
 from grader.problems.errors import SpecError as SpecError  # raised here and by reference_file; callers import it here
 from grader.problems.params import Distribution as Distribution  # re-exported: part of the spec
 from grader.problems.params import Param as Param
 
-Track = Literal["cuda", "cpu"]
-TRACKS: tuple[Track, ...] = ("cuda", "cpu")
+Device = Literal["cuda", "cpu"]  # what problem.yaml's tests and benchmarks are written for
+DEVICES: tuple[Device, ...] = ("cuda", "cpu")
+TRACKS = tracks.TRACKS  # what a submission is written for (grader/problems/tracks.py): each runs on a device
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -43,7 +44,7 @@ class SizeSet(_Strict):
     name: str = Field(pattern=r"^[a-z0-9_]+$")
     sizes: dict[str, int]
     inputs: dict[str, Distribution] = {}
-    tracks: list[Track] = list(TRACKS)
+    tracks: list[Device] = list(DEVICES)
     catches: str = ""
     reject_low_precision: bool = False  # `grader calibrate`: reduced-precision answers must fail here
 
@@ -68,7 +69,7 @@ class Problem(_Strict):
     bytes: str | int
     time_limit_s: float = Field(default=60.0, gt=0)
     tests: list[SizeSet] = Field(min_length=1)
-    benchmarks: dict[Track, list[SizeSet]] = {}
+    benchmarks: dict[Device, list[SizeSet]] = {}
     calibration: list[SizeSet] = []  # extra size sets `grader calibrate` tries (long reductions, cheap shapes)
     folder: Path = Field(exclude=True)
 
@@ -162,6 +163,10 @@ class Problem(_Strict):
         return [p for p in self.signature if p.role == "output"]
 
     def prototype(self, name: str = "solve", track: str = "cuda") -> str:
+        """`solve` as a `track` submission declares it: a C prototype, or a Python `def` on the Python tracks."""
+        if tracks.is_python(track):
+            args = ", ".join(f"{p.name}: {dtypes.python_type(p.type, track)}" for p in self.signature)
+            return f"def {name}({args}) -> None"
         args = ", ".join(f"{p.c_type(track)} {p.name}" for p in self.signature)
         return f"void {name}({args})"
 
@@ -176,10 +181,11 @@ class Problem(_Strict):
         return self.distribution(size_set, name).at(size_set.sizes)
 
     def tests_for(self, track: str) -> list[SizeSet]:
-        return [t for t in self.tests if track in t.tracks]
+        """The tests of the device `track` runs on (the Python tracks run the CUDA tests)."""
+        return [t for t in self.tests if tracks.device(track) in t.tracks]
 
     def benchmarks_for(self, track: str) -> list[SizeSet]:
-        return next((list(sets) for name, sets in self.benchmarks.items() if name == track), [])
+        return next((list(sets) for name, sets in self.benchmarks.items() if name == tracks.device(track)), [])
 
     def tolerances(self, sizes: dict) -> tuple[float, float]:
         return expr.amount(self.tolerance.atol, sizes), expr.amount(self.tolerance.rtol, sizes)

@@ -1,6 +1,8 @@
-"""Starter files for `grader init`: the problem's signature, its shapes and element types, and a TODO, per track."""
+"""Starter files for `grader init`: the problem's signature, its shapes and element types, and a TODO, per track
+(the Python tracks' starters also state what the track may use: grader/problems/python_rules.py)."""
 
-from grader.problems import dtypes
+from grader.problems import dtypes, tracks
+from grader.problems.python_rules import rules_for
 from grader.problems.spec import Problem
 
 _TRACK_NOTES = {
@@ -14,10 +16,20 @@ _TRACK_NOTES = {
         "Pointers are host pointers. OpenMP is available (g++ -O3 -march=native -fopenmp).",
     ),
 }
+_PYTHON_IMPORTS = {
+    "triton": "import torch\nimport triton\nimport triton.language as tl\n",
+    "cupy": "import cupy\n",
+}
+_PYTHON_NOTES = {
+    "triton": "launch your @triton.jit kernels on the outputs (the judge waits for the device after solve returns)",
+    "cupy": "launch your cupy.RawKernel (or Elementwise/ReductionKernel) kernels on the outputs",
+}
 _ELEMENT_NAMES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32"}
 
 
 def starter(problem: Problem, track: str) -> str:
+    if tracks.is_python(track):
+        return _python_starter(problem, track)
     includes, note = _TRACK_NOTES[track]
     tokens = {p.dtype for p in problem.pointer_params}
     shapes = "\n".join(
@@ -38,4 +50,24 @@ def starter(problem: Problem, track: str) -> str:
         f"{problem.prototype(track=track)} {{\n"
         f"    // TODO: compute the outputs. {note}\n"
         f"}}\n"
+    )
+
+
+def _python_starter(problem: Problem, track: str) -> str:
+    shapes = "\n".join(
+        f"#   {p.name:<8} {p.role:<6} {dtypes.python_dtype(p.dtype, track):<15} {' x '.join(str(d) for d in p.dims)}"
+        for p in problem.pointer_params
+    )
+    accumulation = f"# Accumulation: {problem.accumulation}\n" if problem.accumulation else ""
+    rules = "\n".join(f"# {line}" for line in rules_for(track).summary.splitlines())
+    return (
+        f"# {problem.title} ({track} track): kerneljudge starter.\n"
+        f"# Contiguous, row-major arrays on the GPU; inputs are read-only, write every element of the outputs:\n"
+        f"{shapes}\n{accumulation}"
+        f"# Check it with: grader test {problem.slug} <this file>; time it with: grader submit ...\n#\n"
+        f"{rules}\n"
+        f"{_PYTHON_IMPORTS[track]}\n\n"
+        f"{problem.prototype(track=track)}:\n"
+        f"    # TODO: compute the outputs: {_PYTHON_NOTES[track]}.\n"
+        f"    pass\n"
     )

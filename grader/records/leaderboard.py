@@ -64,9 +64,12 @@ class Board:
         return data
 
 
-def boards(problem: str, device: str | None = None, db_url: str | None = None, by: str = "score") -> list[Board]:
+def boards(
+    problem: str, device: str | None = None, db_url: str | None = None, by: str = "score", track: str | None = None
+) -> list[Board]:
     """The problem's leaderboards: one per device name (only `device` if given), busiest first; by="sol": one
-    board over every device (or `device`), ranked by speed of light, highest first."""
+    board over every device (or `device`), ranked by speed of light, highest first. `track` keeps that track's
+    entries only (PyTorch's baseline stays: the speedups are against it)."""
     if by not in RANKINGS:
         raise ValueError(f"unknown ranking {by!r} (rankings: {', '.join(RANKINGS)})")
     scored = [
@@ -74,7 +77,7 @@ def boards(problem: str, device: str | None = None, db_url: str | None = None, b
         for s in storage.list_submissions(
             problem=problem, status=Status.ACCEPTED, mode="submit", device=device, db_url=db_url
         )
-        if s.score_us
+        if s.score_us and (track is None or s.track == track or kind_of(s.user) == "baseline")
     ]
     sols = _sols([s.id for s in scored], db_url)
     if by == "sol":

@@ -3,9 +3,11 @@
 - the supervisors (trusted; run as the grader's user, outside the sandbox): grader/run/supervisor.cpp for the
   CPU track (g++), grader/run/cuda_supervisor.cu for the CUDA track (nvcc, the CUDA runtime linked statically);
 - the workers (the untrusted side; run in the sandbox, load the submission): harness/worker.cpp (g++) and
-  harness/gpu_worker.cu (nvcc, the shared CUDA runtime, as the submissions are built, so both use one runtime).
-  Where submissions run in the container, the worker is compiled in its image (in a container: no GPU, no
-  network) by the compiler that builds the submissions, so that it links the libraries it runs with; the
+  harness/gpu_worker.cu (nvcc, the shared CUDA runtime, as the submissions are built, so both use one runtime);
+  the Python tracks' worker is Python (harness/python_worker.py) and needs only its seccomp filter built:
+  harness/python_seccomp.cpp, a shared library it loads (g++).
+  Where submissions run in the container, the compiled worker is compiled in its image (in a container: no GPU,
+  no network) by the compiler that builds the submissions, so that it links the libraries it runs with; the
   image's id is then part of its cache key. The supervisors stay on the host in either case.
 -ffp-contract=off keeps the supervisors' input generator bit for bit equal to grader/run/inputs.py. The cache
 entries are the grader's own (0700 folder, 0755 files inside).
@@ -23,6 +25,7 @@ from pathlib import Path
 import harness
 from grader import settings
 from grader.build.toolchain import Toolchain, detect
+from grader.problems.tracks import device
 from grader.sandbox import base, local
 from grader.sandbox.base import Limits
 
@@ -53,16 +56,26 @@ PROGRAMS = {
     "gpu_worker": Program(
         HARNESS_SOURCES / "gpu_worker.cu", True, ("-O2", "-std=c++17", "-cudart", "shared"), ("-ldl",)
     ),
+    "python_seccomp.so": Program(
+        HARNESS_SOURCES / "python_seccomp.cpp", False, ("-O2", "-std=c++17", "-shared", "-fPIC")
+    ),
 }
 
 
 def supervisor(track: str = "cpu") -> Path:
-    return _build("cuda_supervisor" if track == "cuda" else "supervisor")
+    """The trusted supervisor of a run on `track`: the CUDA one for every track on the GPU."""
+    return _build("cuda_supervisor" if device(track) == "cuda" else "supervisor")
 
 
 def worker(track: str = "cpu", run: object = None) -> Path:
-    """The worker for `track`; `run` is the sandbox it runs in (a container Backend: built in its image)."""
+    """The compiled worker of the cuda and cpu tracks (the Python tracks' worker is harness/python_worker.py);
+    `run` is the sandbox it runs in (a container Backend: built in its image)."""
     return _build("gpu_worker" if track == "cuda" else "worker", run if base.in_container(run) else None)
+
+
+def python_seccomp() -> Path:
+    """The Python worker's seccomp filter, a shared library (harness/python_seccomp.cpp)."""
+    return _build("python_seccomp.so")
 
 
 def _compiler(program: Program, tools: Toolchain) -> tuple[str, list[str], str]:

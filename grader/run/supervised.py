@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.problems.tracks import device
 from grader.run import binaries
 from grader.sandbox import local as sandbox
 from grader.sandbox.local import Limits, Outcome
@@ -78,18 +79,22 @@ def run(
     env: dict[str, str],
     track: str = "cpu",
     gpu: int | None = None,
+    worker: tuple[str, ...] = ("./worker",),
 ) -> Result:
-    """Run the worker (already copied into `workdir` as ./worker, beside `library_name`) under the supervisor.
+    """Run the worker (already in `workdir`, beside `library_name`) under the supervisor.
 
     `cases_request` is the supervisor's request from the first `case` line to `end`; `region` the shared
-    memory's size in bytes (region_bytes; the CPU track's: the CUDA supervisor sizes its device memory itself).
+    memory's size in bytes (region_bytes; the CPU track's: the CUDA supervisor sizes its device memory itself);
+    `worker` the command that starts the worker, to which its file descriptors and the library are added
+    (./worker for the compiled workers; the interpreter and harness.python_worker on the Python tracks).
     `gpu`: the GPU a container is given (the NVML index), on which the supervisor then runs too, since the
     worker can map only memory of its own GPU; None where the sandbox gives the worker the grader's GPUs.
     """
     supervisor_binary = binaries.supervisor(track)
     trusted = new_trusted_folder()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    memory = os.memfd_create("kerneljudge-buffers", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING) if track == "cpu" else -1
+    on_cpu = device(track) == "cpu"
+    memory = os.memfd_create("kerneljudge-buffers", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING) if on_cpu else -1
     started: list[subprocess.Popen] = []
     errors = tempfile.TemporaryFile()
     try:
@@ -127,7 +132,7 @@ def run(
                 process.stdin.write((head + cases_request).encode())
 
         outcome = sandbox_run(
-            ["./worker", *map(str, worker_fds), f"./{library_name}"],
+            [*worker, *map(str, worker_fds), f"./{library_name}"],
             workdir,
             limits=limits,
             uid=uid,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import settings
+from grader.problems.tracks import PYTHON_TRACKS
 from grader.sandbox import docker_engine, docker_run, local
 from grader.sandbox.base import Limits, Outcome
 
@@ -84,6 +85,10 @@ def choose(kind: str | None = "auto", track: str = "cpu", *, image: str | None =
         raise ValueError(f"unknown sandbox {kind!r} (choose one of {', '.join(KINDS)})")
     if kind == "local":
         return _local("local sandbox (asked for)")
+    if track in PYTHON_TRACKS:  # the image has no Python worker: the supervisor is not in it yet (docs/security.md)
+        if kind == "docker":
+            raise RuntimeError(f"the {track} track runs in the local sandbox only: the container has no Python worker")
+        return _local(f"local sandbox (the {track} track has no container yet)")
     found, why = docker_engine.probe(track == "cuda", image)
     if found is not None:
         docker_engine.remove_stale()

@@ -22,9 +22,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.build import compiler
 from grader.build.toolchain import detect
-from grader.problems.spec import TRACKS, SpecError, load_problem
+from grader.problems.spec import SpecError, load_problem
+from grader.problems.tracks import TRACKS, device, track_of
 from grader.scale import jobs
 from grader.scale.jobs import Job, SourceError
 
@@ -52,7 +52,8 @@ class Batch:
 
 def runnable_tracks() -> list[str]:
     tools = detect()
-    return [t for t in TRACKS if (t == "cpu" and tools.gxx) or (t == "cuda" and tools.gpu and tools.nvcc)]
+    gpu = bool(tools.gpu and tools.nvcc)
+    return [t for t in TRACKS if (device(t) == "cpu" and tools.gxx) or (device(t) == "cuda" and gpu)]
 
 
 def collect(
@@ -102,16 +103,14 @@ def _folder_entries(folder: Path, problem, mode, user, time_limit_s) -> Iterator
     files = sorted(
         p
         for p in folder.rglob("*")
-        if p.is_file()
-        and compiler.track_for(p)
-        and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)
+        if p.is_file() and track_of(p) and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)
     )
     if not files:
-        raise InputError(f"{folder} holds no .cu or .cpp file")
+        raise InputError(f"{folder} holds no .cu, .cpp or Triton/CuPy .py file")
     for path in files:
         fields = {
             "problem": problem or path.parent.name,
-            "track": compiler.track_for(path),
+            "track": track_of(path),
             "mode": mode,
             "user": user,
             "time_limit_s": time_limit_s,
@@ -135,9 +134,9 @@ def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s) -> Iter
         chosen = record.get("problem") or problem
         if not chosen:
             raise InputError(f'{where}: no "problem" (give it in the line or with --problem)')
-        track = record.get("track") or compiler.track_for(path)
+        track = record.get("track") or track_of(path)
         if track not in TRACKS:
-            raise InputError(f'{where}: cannot tell the track of {path.name} (give "track": cuda or cpu)')
+            raise InputError(f'{where}: cannot tell the track of {path.name} (give "track": {", ".join(TRACKS)})')
         fields = {
             "problem": chosen,
             "track": track,

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from grader import settings
-from grader.build import compiler
 from grader.build.toolchain import default_track
-from grader.problems.spec import TRACKS, SpecError, load_problem
+from grader.problems.spec import SpecError, load_problem
+from grader.problems.tracks import TRACKS, device, track_of
 from grader.scale import job_table, jobs
 from grader.scale.celery_app import redacted_broker_url, send
 from grader.scale.job_table import DONE, FAILED, QUEUED
@@ -37,7 +37,7 @@ class BrokerUnreachable(Exception):
 
 
 def default_queue(track: str) -> str:
-    return "cpu" if track == "cpu" else settings.QUEUE.get()
+    return "cpu" if device(track) == "cpu" else settings.QUEUE.get()
 
 
 def job_for_file(
@@ -58,7 +58,7 @@ def job_for_file(
         raise RequestError(f"unknown mode {mode!r} (modes: {', '.join(jobs.MODES)})")
     if not file.is_file():
         raise RequestError(f"no such file: {file}")
-    chosen = track or compiler.track_for(file) or default_track()
+    chosen = track or track_of(file) or default_track()
     if chosen not in TRACKS:
         raise RequestError(f"unknown track {chosen!r} (tracks: {', '.join(TRACKS)})")
     try:

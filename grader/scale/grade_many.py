@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from grader.build.toolchain import detect
+from grader.problems.tracks import device
 from grader.records import storage
 from grader.records.errors import StorageError
 from grader.scale import jobs, scheduler, topology
@@ -197,4 +198,4 @@ def _stopped(error: Exception, out: Path | None, summary: Summary) -> BatchStopp
 
 def _devices(tracks: set[str]) -> dict[str, str]:
     tools = detect()
-    return {t: (tools.gpu.name if t == "cuda" and tools.gpu else tools.cpu_model) for t in tracks}
+    return {t: (tools.gpu.name if device(t) == "cuda" and tools.gpu else tools.cpu_model) for t in tracks}

@@ -27,7 +27,8 @@ from sqlalchemy.exc import IntegrityError
 from grader.build import compiler
 from grader.judge import pipeline
 from grader.judge.verdict import Verdict
-from grader.problems.spec import TRACKS, load_problem
+from grader.problems.spec import load_problem
+from grader.problems.tracks import TRACKS
 from grader.records import storage
 from grader.records.schema import submissions
 
@@ -53,7 +54,7 @@ def id_from_hex(digest: str) -> str:
 @dataclass(frozen=True)
 class Job:
     problem: str  # a slug under grader.problems.spec.problems_root()
-    track: str  # "cuda" or "cpu"
+    track: str  # one of grader.problems.tracks.TRACKS
     filename: str  # the submission's own file name (compile diagnostics name it)
     source: str  # the submission's text
     user: str = ""

@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
+from grader.problems.tracks import device
 from grader.scale import jobs, lifetime, topology
 from grader.scale.jobs import Job
 
@@ -112,7 +113,7 @@ def dispatch(
     """Grade one job per key (compile, then run on a runner of its track), calling `finish` for each as it ends:
     with its result and build, or with None and what went wrong when the grader itself failed on it."""
     context = _context()
-    tracks = {job.track for job in leaders.values()}
+    tracks = {device(job.track) for job in leaders.values()}  # a runner per device: triton and cupy run on the GPU
     runners = make_runners(tracks, gpus, cpu_workers)
     compilers = ProcessPoolExecutor(
         min(compile_workers, len(leaders)),
@@ -148,7 +149,7 @@ def dispatch(
                     if outcome["result"] is not None:
                         finish(key, outcome["result"], outcome["build"], "")
                     else:
-                        ready[leaders[key].track].append(key)
+                        ready[device(leaders[key].track)].append(key)
                     continue
                 runner, key = running.pop(future)
                 runner.busy = None

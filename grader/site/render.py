@@ -17,7 +17,8 @@ from grader.cli import timing
 from grader.judge.status import Status
 from grader.perf import roofline
 from grader.problems import order, starter
-from grader.problems.spec import TRACKS, Problem, load_all
+from grader.problems.spec import DEVICES, Problem, load_all
+from grader.problems.tracks import LANGUAGES, TRACKS
 from grader.profile.model import Profile
 from grader.records import leaderboard, storage
 from grader.site import charts, text
@@ -117,7 +118,7 @@ def _problem_page(
     statement = path.read_text() if path.is_file() else "*This problem has no statement yet.*"
     statement = re.sub(r"\A\s*# [^\n]*\n", "", statement)  # the page's own heading is the title
     benchmarks = []
-    for track in TRACKS:
+    for track in DEVICES:  # the Python tracks run the CUDA device's benchmarks
         for b in problem.benchmarks_for(track):
             flops, nbytes = problem.work(b.sizes)
             benchmarks.append({"track": track, "name": b.name, "sizes": b.sizes, "flops": flops, "bytes": nbytes})
@@ -127,10 +128,7 @@ def _problem_page(
         statement=text.markdown(statement),
         signature=text.code(problem.prototype() + ";", "c"),
         benchmarks=benchmarks,
-        starters=[
-            (track, text.code(starter.starter(problem, track), "cuda" if track == "cuda" else "cpp"))
-            for track in TRACKS
-        ],
+        starters=[(track, text.code(starter.starter(problem, track), LANGUAGES[track])) for track in TRACKS],
         boards=boards,
         board_charts=[charts.leaderboard_svg(b) for b in boards],
         sol_boards=sol_boards,
@@ -148,7 +146,7 @@ def _submission_page(env: Environment, stored: storage.Stored, problem: Problem 
         chart=chart,
         roofline=charts.roofline_svg(verdict.benchmarks, verdict.submission_id),
         profile=_profile(verdict.profile),
-        source=text.code(stored.source, "cuda" if verdict.track == "cuda" else "cpp", line_numbers=True),
+        source=text.code(stored.source, LANGUAGES.get(verdict.track, "text"), line_numbers=True),
     )
 
 

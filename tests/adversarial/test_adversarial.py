@@ -107,7 +107,7 @@ GPU_SCORE_TOLERANCE = 0.05  # the issue's 5%, on the GPU
 def _extra_headers(path: Path) -> dict[str, str]:
     found = {}
     for line in path.read_text().splitlines()[:12]:
-        match = re.match(r"\s*//\s*(xfail|memory_limit_gib|honest_floor_us):\s*(.+?)\s*$", line)
+        match = re.match(r"\s*(?://|#)\s*(xfail|memory_limit_gib|honest_floor_us):\s*(.+?)\s*$", line)
         if match:
             found[match.group(1)] = match.group(2)
     return found
@@ -377,7 +377,7 @@ def _deadline_s(fixture, problem) -> float:
     limit = fixture.time_limit_s or problem.time_limit_s
     benches = problem.benchmarks_for(fixture.track) if fixture.mode == "submit" else []
     wall = pipeline._wall_limit_s(limit, fixture.track, [request.Case(b.name, b, "bench", 0) for b in benches])
-    return wall + GRADER_SLACK_S + (120 if fixture.track == "cuda" else 0)  # + nvcc and a float64 check on the GPU
+    return wall + GRADER_SLACK_S + (120 if fixture.track != "cpu" else 0)  # + nvcc or JIT, a float64 check on the GPU
 
 
 def _fifos(uids_: Collection[int] | None) -> list[str]:
@@ -606,8 +606,9 @@ def test_reference_score_after_the_suite(track, sentinels):
 
 @pytest.mark.parametrize("track", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_print_summary(track):
-    """Not a check: the table of fixture -> verdict, for the log (pytest -s, or -rA)."""
-    suffix = ".cu" if track == "cuda" else ".cpp"
+    """Not a check: the table of fixture -> verdict, for the log (pytest -s, or -rA); the GPU's includes the
+    Python tracks' fixtures."""
+    suffix = (".cu", ".py") if track == "cuda" else (".cpp",)
     lines = [
         f"{name:48s} {expected:26s} {got:14s} {seconds:6.1f} s"
         for name, expected, got, seconds in RESULTS

@@ -1,0 +1,98 @@
+"""KJP2, the supervisor's protocol (grader/run/protocol.h), for the Python worker: the same fixed-size messages,
+byte for byte, packed with struct in the machine's own layout (native sizes and alignment, as the C structs).
+
+    Go    magic u32, kind u32, call u64, buffers u32, ints u32, offsets u64[16], values i32[16], sets u32,
+          outputs u32, set_stride u64                                                        (232 bytes)
+    Reply magic u32, kind u32, call u64, call_ms f64, tail_ms f64                            (32 bytes)
+
+A Go arrives in one SEQPACKET packet, MAP with the device memory's file descriptor (SCM_RIGHTS); a packet of
+another size or magic is a protocol error. This module only packs, unpacks and moves messages: what they mean
+is harness/python_worker.py's.
+"""
+
+from __future__ import annotations
+
+import array
+import socket
+import struct
+from dataclasses import dataclass
+
+MAGIC = 0x4B4A5032  # "KJP2"
+MAX_BUFFERS = 16
+MAX_INTS = 16
+LOADED, CALL, EMPTY, DONE, EXIT, MAP, MAPPED, LOAD = 1, 2, 3, 4, 5, 6, 7, 8
+
+GO = struct.Struct(f"@IIQII{MAX_BUFFERS}Q{MAX_INTS}iIIQ")
+REPLY = struct.Struct("@IIQdd")
+
+
+class ProtocolError(Exception):
+    """A message that is not a KJP2 Go (wrong size or magic)."""
+
+
+@dataclass(frozen=True)
+class Go:
+    kind: int
+    call: int = 0
+    buffers: int = 0
+    ints: int = 0
+    offsets: tuple[int, ...] = (0,) * MAX_BUFFERS
+    values: tuple[int, ...] = (0,) * MAX_INTS
+    sets: int = 0
+    outputs: int = 0  # EMPTY: bit j set if buffer j is an output
+    set_stride: int = 0  # bytes between two sets; MAP: the region's size
+
+    def pack(self) -> bytes:
+        return GO.pack(
+            MAGIC, self.kind, self.call, self.buffers, self.ints, *self.offsets, *self.values, self.sets,
+            self.outputs, self.set_stride,
+        )  # fmt: skip
+
+    @classmethod
+    def unpack(cls, data: bytes) -> Go:
+        if len(data) != GO.size:
+            raise ProtocolError(f"a message of {len(data)} bytes, not {GO.size}")
+        fields = GO.unpack(data)
+        if fields[0] != MAGIC:
+            raise ProtocolError("a message without the KJP2 magic")
+        kind, call, buffers, ints = fields[1:5]
+        offsets = tuple(fields[5 : 5 + MAX_BUFFERS])
+        values = tuple(fields[5 + MAX_BUFFERS : 5 + MAX_BUFFERS + MAX_INTS])
+        sets, outputs, set_stride = fields[5 + MAX_BUFFERS + MAX_INTS :]
+        return cls(kind, call, buffers, ints, offsets, values, sets, outputs, set_stride)
+
+
+def pack_reply(kind: int, call: int, call_ms: float = 0.0, tail_ms: float = 0.0) -> bytes:
+    return REPLY.pack(MAGIC, kind, call, call_ms, tail_ms)
+
+
+def unpack_reply(data: bytes) -> tuple[int, int, float, float]:
+    """(kind, call, call_ms, tail_ms) of a Reply."""
+    if len(data) != REPLY.size:
+        raise ProtocolError(f"a reply of {len(data)} bytes, not {REPLY.size}")
+    magic, kind, call, call_ms, tail_ms = REPLY.unpack(data)
+    if magic != MAGIC:
+        raise ProtocolError("a reply without the KJP2 magic")
+    return kind, call, call_ms, tail_ms
+
+
+def receive(control: socket.socket) -> tuple[Go, int] | None:
+    """The next Go and the file descriptor that came with it (-1 if none); None when the supervisor left."""
+    fds = array.array("i")
+    data, ancillary, _flags, _address = control.recvmsg(GO.size + 1, socket.CMSG_SPACE(fds.itemsize))
+    if not data:
+        return None
+    fd = -1
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+            fd = fds[0]
+    return Go.unpack(data), fd
+
+
+def send_reply(control: socket.socket, kind: int, call: int, call_ms: float = 0.0, tail_ms: float = 0.0) -> bool:
+    """Send one Reply; False when the supervisor is gone."""
+    try:
+        return control.send(pack_reply(kind, call, call_ms, tail_ms)) == REPLY.size
+    except OSError:
+        return False

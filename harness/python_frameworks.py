@@ -1,0 +1,126 @@
+"""What the Python worker needs of each track's framework: start CUDA, see a device address as the arrays `solve`
+receives (zero copies), time a call with CUDA events on the stream solve is called on, wait for the device, and
+the calibration's stand-in work (read every input word, write every output word).
+
+    triton  PyTorch tensors (torch.as_tensor of an object with __cuda_array_interface__), torch.cuda events
+    cupy    CuPy arrays (cupy.cuda.UnownedMemory over the address), cupy.cuda events
+
+Each array covers exactly its buffer of the call in progress: nothing else of the shared region is reachable
+through it. The framework is imported here, before the submission is loaded and the sandbox's filter is on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# the request's element tokens as __cuda_array_interface__ typestrs; bfloat16 travels as its 16 bits
+TYPESTRS = {"f32": "<f4", "f16": "<f2", "bf16": "<i2", "i32": "<i4"}
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4}
+
+
+class _Interface:
+    """A device buffer described by __cuda_array_interface__ (version 3; no stream to wait for)."""
+
+    def __init__(self, address: int, shape: tuple[int, ...], token: str):
+        self.__cuda_array_interface__ = {
+            "shape": shape,
+            "typestr": TYPESTRS[token],
+            "data": (address, False),
+            "version": 3,
+            "strides": None,
+            "stream": None,
+        }
+
+
+class TorchFramework:
+    """The triton track: PyTorch tensors, torch.cuda events."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.torch = torch
+        torch.cuda.set_device(0)
+        torch.zeros(1, device="cuda")  # the primary context, current on this thread (cuda_vmm needs it)
+
+    def array(self, address: int, shape: tuple[int, ...], token: str) -> Any:
+        tensor = self.torch.as_tensor(_Interface(address, shape, token), device="cuda")
+        return tensor.view(self.torch.bfloat16) if token == "bf16" else tensor
+
+    def event(self) -> Any:
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def record(self, event: Any) -> None:
+        event.record(self.torch.cuda.current_stream())
+
+    def synchronize_device(self) -> None:
+        self.torch.cuda.synchronize()
+
+    def wait(self, event: Any) -> None:
+        event.synchronize()
+
+    def elapsed_ms(self, start: Any, end: Any) -> float:
+        return float(start.elapsed_time(end))
+
+    def touch(self, address: int, words: int, write: bool) -> None:
+        words_view = self.array(address, (words,), "i32")
+        if write:
+            words_view.zero_()
+        else:
+            words_view.sum()  # reads every word; the result stays on the device (no wait)
+
+
+class CupyFramework:
+    """The cupy track: CuPy arrays over unowned memory, cupy.cuda events."""
+
+    TOUCH = r"""
+    extern "C" __global__ void touch(unsigned* p, unsigned long long words, int write, unsigned* sink) {
+        unsigned acc = 0;
+        for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < words;
+             i += (unsigned long long)gridDim.x * blockDim.x) {
+            if (write) p[i] = 0; else acc ^= p[i];
+        }
+        if (acc == 0x7eadbeef) *sink = acc;
+    }"""
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.cupy = cupy
+        cupy.cuda.Device(0).use()
+        cupy.cuda.runtime.free(0)  # the primary context, current on this thread
+        self._touch = cupy.RawKernel(self.TOUCH, "touch")
+        self._sink = cupy.zeros(1, dtype=cupy.uint32)
+        self._touch.compile()  # NVRTC now, before any submission code and before the sandbox's filter
+
+    def array(self, address: int, shape: tuple[int, ...], token: str) -> Any:
+        cupy = self.cupy
+        dtype = {"f32": cupy.float32, "f16": cupy.float16, "bf16": cupy.uint16, "i32": cupy.int32}[token]
+        count = 1
+        for extent in shape:
+            count *= extent
+        memory = cupy.cuda.UnownedMemory(address, count * ELEMENT_BYTES[token], None, 0)
+        return cupy.ndarray(shape, dtype, cupy.cuda.MemoryPointer(memory, 0))
+
+    def event(self) -> Any:
+        return self.cupy.cuda.Event()
+
+    def record(self, event: Any) -> None:
+        event.record(self.cupy.cuda.get_current_stream())
+
+    def synchronize_device(self) -> None:
+        self.cupy.cuda.runtime.deviceSynchronize()
+
+    def wait(self, event: Any) -> None:
+        event.synchronize()
+
+    def elapsed_ms(self, start: Any, end: Any) -> float:
+        return float(self.cupy.cuda.get_elapsed_time(start, end))
+
+    def touch(self, address: int, words: int, write: bool) -> None:
+        cupy = self.cupy
+        self._touch((1024,), (256,), (cupy.uint64(address), cupy.uint64(words), cupy.int32(write), self._sink))
+
+
+def start(track: str) -> TorchFramework | CupyFramework:
+    """The track's framework, with CUDA started on device 0."""
+    return TorchFramework() if track == "triton" else CupyFramework()

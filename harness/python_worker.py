@@ -1,0 +1,197 @@
+"""kerneljudge Python worker: the untrusted half of a run on the triton and cupy tracks, in place of
+harness/gpu_worker.cu and answering the same trusted supervisor (grader/run/cuda_supervisor.cu) with the same
+messages (harness/kjp2.py; grader/run/protocol.h): MAP -> MAPPED; EMPTY -> DONE (calibration, before any
+submission code exists in the process); LOAD -> LOADED; then CALL/EMPTY -> DONE ... EXIT.
+
+It runs in the sandbox. It starts CUDA through the track's framework (harness/python_frameworks.py), maps the
+device memory whose file descriptor came with MAP (harness/cuda_vmm.py), and answers EMPTY with a stand-in
+that reads every input and writes every output. On LOAD it installs the seccomp filter (processes allowed, for
+the JIT: harness/python_seccomp.cpp), Landlock (only the JIT's compilers may run: harness/landlock.py) and the
+audit hook (harness/python_guard.py), then imports the submission and says LOADED. For each CALL it makes each
+set's arrays first, then calls `solve` once per set between two CUDA events on the stream it calls on (the
+framework's current stream), inside the track's run-time rules, waits for the whole device and answers DONE
+with the events' times: from the first event to the second (the claim the supervisor bounds by its own clock)
+and from there until the device was idle (work left on another stream). The first call of each kernel compiles
+it (Triton, NVRTC): the supervisor's first calls are test calls, untimed, inside the run's time limit.
+
+Usage (in the run folder, which holds call_layout.json, python_seccomp.so and the submission):
+    python -E -s -m harness.python_worker TRACK CONTROL_FD SUBMISSION
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import os
+import socket
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from harness import cuda_vmm, kjp2, landlock, python_frameworks, python_guard
+
+LAYOUT_FILE = "call_layout.json"  # the grader's: how solve's arguments are made of a call's buffers and sizes
+SECCOMP_LIBRARY = "./python_seccomp.so"
+
+
+def fail(what: str) -> NoReturn:
+    """End the worker with the harness's message (the verdict's detail) and status 3, as gpu_worker.cu does."""
+    sys.stderr.write(f"kerneljudge harness: {what}\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+class Worker:
+    def __init__(self, track: str, control: socket.socket, submission: str, layout: dict):
+        self.track, self.control, self.submission, self.layout = track, control, submission, layout
+        self.framework = python_frameworks.start(track)
+        self.start, self.returned, self.idle = (self.framework.event() for _ in range(3))
+        self.region = 0
+        self.region_bytes = 0
+        self.solve: Callable[..., Any] | None = None
+
+    def receive(self) -> tuple[kjp2.Go, int]:
+        try:
+            got = kjp2.receive(self.control)
+        except kjp2.ProtocolError:
+            fail("malformed message from the supervisor")
+        if got is None:
+            os._exit(0)  # the supervisor left
+        return got
+
+    def reply(self, kind: int, call: int, call_ms: float = 0.0, tail_ms: float = 0.0) -> None:
+        if not kjp2.send_reply(self.control, kind, call, call_ms, tail_ms):
+            os._exit(0)  # the supervisor left
+
+    def serve(self) -> None:
+        go, fd = self.receive()
+        if go.kind != kjp2.MAP or (fd < 0 and go.set_stride > 0):
+            fail("expected the shared buffers from the supervisor")
+        self.region_bytes = go.set_stride
+        self.region = cuda_vmm.map_region(fd, go.set_stride) if go.set_stride else 0
+        self.reply(kjp2.MAPPED, 0)
+        while True:
+            go, fd = self.receive()
+            if fd >= 0:
+                fail("an unexpected file descriptor from the supervisor")
+            if go.kind == kjp2.EXIT:
+                sys.stdout.flush()  # what solve printed reaches the verdict's output tail
+                os._exit(0)
+            elif go.kind == kjp2.LOAD and self.solve is None:
+                self.load()
+                self.reply(kjp2.LOADED, 0)
+            elif go.kind == kjp2.EMPTY:
+                if not valid(go, self.region_bytes):
+                    fail("malformed call")
+                self.timed(go.call, lambda go=go: self.touch(go))
+            elif go.kind == kjp2.CALL and self.solve is not None:
+                if go.ints > kjp2.MAX_INTS or not valid(go, self.region_bytes):
+                    fail("malformed call")
+                calls = [self.arguments(go, s) for s in range(go.sets)]
+                self.timed(go.call, lambda calls=calls: self.call_solve(calls))
+            else:
+                fail("a message out of order from the supervisor")
+
+    def load(self) -> None:
+        """The sandbox's last layers, then the submission; its solve."""
+        programs = landlock.jit_programs(self.track)
+        if ctypes.CDLL(SECCOMP_LIBRARY).kerneljudge_install_seccomp_allowing_processes() != 0:
+            fail("cannot install the seccomp filter")
+        if landlock.abi_version() > 0:
+            landlock.allow_only_executing(programs)
+        python_guard.install_audit_hook(self.layout["judge_paths"], programs)
+        if self.track == "cupy":
+            python_guard.install_cupy_check()
+        spec = importlib.util.spec_from_file_location("submission", self.submission)
+        if spec is None or spec.loader is None:
+            fail(f"cannot load the submission {self.submission}")
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except python_guard.NotAllowed as error:
+            fail(f"not allowed: {error}")
+        except BaseException as error:
+            traceback.print_exc()
+            fail(f"the submission raised {type(error).__name__} while loading: {error}")
+        solve = getattr(module, "solve", None)
+        if not callable(solve):
+            fail("the submission has no function solve")
+        self.solve = solve
+
+    def arguments(self, go: kjp2.Go, set_index: int) -> list[Any]:
+        """solve's arguments for one set of a call: each buffer as an array of its shape, each size an int."""
+        values = list(go.values[: go.ints])
+        shapes = self.layout["shapes"].get(" ".join(map(str, values)))
+        if shapes is None or len(shapes) != go.buffers:
+            fail("a call with sizes the grader did not announce")
+        base = self.region + set_index * go.set_stride
+        made: list[Any] = []
+        for param in self.layout["params"]:
+            if "size" in param:
+                made.append(values[param["size"]])
+            else:
+                j = param["buffer"]
+                made.append(self.framework.array(base + go.offsets[j], tuple(shapes[j]), param["dtype"]))
+        return made
+
+    def call_solve(self, calls: list[list[Any]]) -> None:
+        assert self.solve is not None
+        try:
+            with python_guard.solving(self.track):
+                for arguments in calls:
+                    self.solve(*arguments)
+        except python_guard.NotAllowed as error:
+            fail(f"not allowed: {error}")
+        except BaseException as error:
+            traceback.print_exc()
+            fail(f"solve raised {type(error).__name__}: {error}")
+
+    def touch(self, go: kjp2.Go) -> None:
+        """The calibration's stand-in for a submission: every input word read, every output word written."""
+        for s in range(go.sets):
+            for j in range(go.buffers):
+                end = go.offsets[j + 1] if j + 1 < go.buffers else go.set_stride
+                address = self.region + go.offsets[j] + s * go.set_stride
+                self.framework.touch(address, (end - go.offsets[j]) // 4, bool((go.outputs >> j) & 1))
+
+    def timed(self, call: int, work: Callable[[], None]) -> None:
+        """Events on the stream solve is called on around `work`; then the whole device is waited for and a third
+        event measures how long work outlived the call."""
+        framework = self.framework
+        try:
+            framework.record(self.start)
+            work()
+            framework.record(self.returned)
+            framework.synchronize_device()
+            framework.record(self.idle)
+            framework.wait(self.idle)
+            call_ms = framework.elapsed_ms(self.start, self.returned)
+            tail_ms = framework.elapsed_ms(self.returned, self.idle)
+        except Exception as error:  # a kernel that faulted surfaces at the wait
+            fail(f"CUDA error during the submission's solve: {error}")
+        self.reply(kjp2.DONE, call, call_ms, tail_ms)
+
+
+def valid(go: kjp2.Go, region_bytes: int) -> bool:
+    """Every set's buffers lie inside the region, in order (as gpu_worker.cu's check)."""
+    if go.buffers > kjp2.MAX_BUFFERS or go.sets == 0 or go.set_stride > region_bytes:
+        return False
+    if go.sets > region_bytes // max(go.set_stride, 1):
+        return False
+    offsets = go.offsets[: go.buffers]
+    return all(o < go.set_stride for o in offsets) and all(a <= b for a, b in zip(offsets, offsets[1:]))
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) != 4 or argv[1] not in ("triton", "cupy"):
+        fail("usage: python -m harness.python_worker triton|cupy CONTROL_FD SUBMISSION")
+    with open(LAYOUT_FILE) as file:
+        layout = json.load(file)
+    control = socket.socket(fileno=int(argv[2]))
+    Worker(argv[1], control, argv[3], layout).serve()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,13 @@
+# expect: rejected
+# mode: submit
+# message: cupy.cuda.get_elapsed_time is not allowed
+# Hostile (cupy): patches CuPy's event timer, which the Python worker uses for its claim. Refused by the import
+# check (cupy.cuda); were it to pass, the supervisor's clock bound would reject the claim.
+import cupy
+
+cupy.cuda.get_elapsed_time = lambda start, end: 0.001
+K = cupy.RawKernel(r"""extern "C" __global__ void k(const float* x, float* y, int n) {}""", "k")
+
+
+def solve(input, output, M, N):
+    K((1,), (1,), (input, output, cupy.int32(N)))

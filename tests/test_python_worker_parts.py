@@ -1,0 +1,174 @@
+"""The Python worker's parts that need no GPU: its KJP2 messages byte for byte against grader/run/protocol.h (a
+C++ program packs and reads them), a MAP's file descriptor over a real SEQPACKET socket, the checks of a call's
+layout, its seccomp filter (processes allowed, sockets and namespaces not) and Landlock (only the named programs
+run)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from grader.build.toolchain import detect
+from grader.run import binaries
+from harness import kjp2, landlock
+from harness.python_worker import valid
+
+RUN = Path(binaries.RUN_SOURCES)
+PROBE = r"""
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+#include "protocol.h"
+int main(int, char** argv) {  // argv: the fd to write a Go to, the fd to read a Reply from
+    kjp::Go go{};
+    go.magic = kjp::MAGIC, go.kind = kjp::CALL, go.call = 0x1122334455667788ull, go.buffers = 3, go.ints = 2;
+    for (int j = 0; j < kjp::MAX_BUFFERS; ++j) go.offsets[j] = 4096ull * j + 7;
+    for (int j = 0; j < kjp::MAX_INTS; ++j) go.values[j] = -j * 1000;
+    go.sets = 5, go.outputs = 0b100, go.set_stride = 1ull << 33;
+    std::printf("%zu %zu %zu %zu %zu %zu\n", sizeof(kjp::Go), sizeof(kjp::Reply), offsetof(kjp::Go, offsets),
+                offsetof(kjp::Go, values), offsetof(kjp::Go, set_stride), offsetof(kjp::Reply, call_ms));
+    std::fflush(stdout);
+    if (write(std::atoi(argv[1]), &go, sizeof go) != sizeof go) return 1;
+    kjp::Reply r{};
+    if (read(std::atoi(argv[2]), &r, sizeof r) != sizeof r) return 1;
+    std::printf("%u %u %llu %.3f %.3f\n", r.magic, r.kind, (unsigned long long)r.call, r.call_ms, r.tail_ms);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory) -> Path:
+    if not detect().gxx:
+        pytest.skip("no g++")
+    folder = tmp_path_factory.mktemp("probe")
+    (folder / "probe.cpp").write_text(PROBE)
+    subprocess.run(
+        ["g++", "-std=c++17", "-I", str(RUN), "-o", str(folder / "probe"), str(folder / "probe.cpp")], check=True
+    )
+    return folder / "probe"
+
+
+def test_the_messages_have_protocol_h_s_layout_byte_for_byte(probe):
+    go_read, go_write = os.pipe()
+    reply_read, reply_write = os.pipe()
+    os.write(reply_write, kjp2.pack_reply(kjp2.DONE, 41, 1.25, 0.5))
+    process = subprocess.run(
+        [str(probe), str(go_write), str(reply_read)], pass_fds=(go_write, reply_read), capture_output=True, text=True
+    )
+    os.close(go_write)
+    data = os.read(go_read, 4096)
+    sizes, reply = process.stdout.splitlines()
+    assert [int(n) for n in sizes.split()] == [kjp2.GO.size, kjp2.REPLY.size, 24, 152, 224, 16]
+    go = kjp2.Go.unpack(data)
+    assert (go.kind, go.call, go.buffers, go.ints, go.sets, go.outputs) == (kjp2.CALL, 0x1122334455667788, 3, 2, 5, 4)
+    assert go.offsets == tuple(4096 * j + 7 for j in range(16))
+    assert go.values == tuple(-j * 1000 for j in range(16))
+    assert go.set_stride == 1 << 33
+    assert go.pack() == data  # and back, to the same bytes
+    assert reply.split() == [str(kjp2.MAGIC), str(kjp2.DONE), "41", "1.250", "0.500"]
+
+
+def test_a_message_of_another_size_or_magic_is_refused():
+    with pytest.raises(kjp2.ProtocolError, match="232"):
+        kjp2.Go.unpack(b"\0" * 16)
+    with pytest.raises(kjp2.ProtocolError, match="magic"):
+        kjp2.Go.unpack(b"\0" * kjp2.GO.size)
+
+
+def test_map_brings_its_file_descriptor_over_the_seqpacket_socket(tmp_path):
+    supervisor, worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    (tmp_path / "region").write_bytes(b"device memory stands in")
+    with open(tmp_path / "region", "rb") as region:
+        message = kjp2.Go(kjp2.MAP, set_stride=1 << 20).pack()
+        supervisor.sendmsg(
+            [message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, region.fileno().to_bytes(4, sys.byteorder))]
+        )
+    got = kjp2.receive(worker)
+    assert got is not None
+    go, fd = got
+    assert (go.kind, go.set_stride) == (kjp2.MAP, 1 << 20) and fd >= 0
+    assert os.read(fd, 64) == b"device memory stands in"
+    os.close(fd)
+    supervisor.close()
+    assert kjp2.receive(worker) is None  # the supervisor left: the worker ends
+    worker.close()
+
+
+def test_a_call_whose_buffers_leave_the_region_or_their_order_is_malformed():
+    call = kjp2.Go(kjp2.CALL, buffers=2, offsets=(0, 4096) + (0,) * 14, sets=2, set_stride=8192)
+    assert valid(call, 16384)
+    assert not valid(kjp2.Go(kjp2.CALL, buffers=2, offsets=(0, 8192) + (0,) * 14, sets=1, set_stride=8192), 16384)
+    assert not valid(kjp2.Go(kjp2.CALL, buffers=2, offsets=(4096, 0) + (0,) * 14, sets=1, set_stride=8192), 16384)
+    assert not valid(kjp2.Go(kjp2.CALL, buffers=2, offsets=(0, 4096) + (0,) * 14, sets=3, set_stride=8192), 16384)
+    assert not valid(kjp2.Go(kjp2.CALL, buffers=17, sets=1, set_stride=8192), 16384)
+
+
+def _in_child(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    script = tmp_path / "child.py"
+    script.write_text(textwrap.dedent(code))
+    return subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(RUN.parents[1])},
+    )
+
+
+def test_the_python_workers_filter_lets_programs_start_but_no_socket_or_namespace(tmp_path):
+    library = binaries.python_seccomp()
+    child = _in_child(
+        f"""
+        import ctypes, socket, subprocess
+        assert ctypes.CDLL({str(library)!r}).kerneljudge_install_seccomp_allowing_processes() == 0
+        print("true ran:", subprocess.run(["/bin/true"]).returncode)
+        try:
+            socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        except PermissionError:
+            print("socket refused")
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(0x40000000) != 0 and ctypes.get_errno() == 1:  # CLONE_NEWNET; EPERM
+            print("unshare refused")
+        """,
+        tmp_path,
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.splitlines() == ["true ran: 0", "socket refused", "unshare refused"]
+
+
+@pytest.mark.skipif(landlock.abi_version() == 0, reason="this kernel has no Landlock")
+def test_landlock_lets_only_the_named_programs_run(tmp_path):
+    child = _in_child(
+        """
+        import subprocess
+        from harness import landlock
+        landlock.allow_only_executing(["/bin/true"])
+        print("true:", subprocess.run(["/bin/true"]).returncode)
+        try:
+            subprocess.run(["/bin/echo", "escaped"])
+        except PermissionError:
+            print("echo refused")
+        """,
+        tmp_path,
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.splitlines() == ["true: 0", "echo refused"]
+
+
+def test_the_call_layout_gives_solves_arguments_in_signature_order_and_each_size_sets_shapes():
+    from grader.problems.spec import load_problem
+    from grader.run import python_layout
+
+    problem = load_problem("softmax")
+    told = python_layout.layout(problem, problem.tests_for("triton")[:2])
+    assert told["params"] == [{"buffer": 0, "dtype": "f32"}, {"buffer": 1, "dtype": "f32"}, {"size": 0}, {"size": 1}]
+    first = problem.tests_for("triton")[0].sizes
+    assert told["shapes"][f"{first['M']} {first['N']}"] == [[first["M"], first["N"]]] * 2
+    assert str(problem.folder.parent.resolve()) in told["judge_paths"]  # the problems' references are the judge's
