@@ -6,6 +6,9 @@ import cupy
 
 KERNEL = cupy.RawKernel(
     r"""
+#ifndef INFINITY  // NVRTC defines no INFINITY (nvcc gets it from math.h)
+#define INFINITY __int_as_float(0x7f800000)
+#endif
 extern "C" __global__ void softmax_rows(const float* x, float* y, int M, int N) {
     const int row = blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= M) return;

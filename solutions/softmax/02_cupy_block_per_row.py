@@ -7,6 +7,9 @@ import cupy
 
 KERNEL = cupy.RawKernel(
     r"""
+#ifndef INFINITY  // NVRTC defines no INFINITY (nvcc gets it from math.h)
+#define INFINITY __int_as_float(0x7f800000)
+#endif
 __device__ float block_reduce(float v, bool is_max, float* shared) {
     for (int o = 16; o > 0; o >>= 1) {
         const float other = __shfl_xor_sync(0xffffffffu, v, o);
