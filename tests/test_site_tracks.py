@@ -192,6 +192,12 @@ def test_choosing_a_track_in_headless_chromium(site, served, tmp_path):
         visible = f"Array.from({recent}.querySelectorAll('tbody tr')).filter(r => r.offsetParent !== null)"
         assert browser.evaluate(f"{visible}.map(r => r.dataset.track)") == ["cupy"]
 
+        browser.emulate(390, False, True)  # a phone: the buttons wrap, the page does not widen
+        browser.open(page)
+        assert browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        assert browser.evaluate(f"{h100}.querySelector('.track-filter').offsetParent") is not None
+
+        browser.emulate(1280, False)
         browser.call("Emulation.setScriptExecutionDisabled", session=True, value=True)  # no JavaScript
         browser.open(page)
         assert browser.evaluate(f"{h100}.querySelector('.track-filter').offsetParent") is None
