@@ -90,7 +90,11 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
     env.globals["doubts"] = {s.verdict.submission_id: timing.doubts(s.verdict) for s in stored}
     for slug, problem in problems.items():
         pages[Path("problems", f"{slug}.html")] = _problem_page(
-            env, problem, boards[slug], [s for s in everything if s.problem == slug][:RECENT], sol_boards[slug]
+            env,
+            problem,
+            [_track_views(b, db_url) for b in boards[slug]],
+            [s for s in everything if s.problem == slug][:RECENT],
+            [_track_views(b, db_url) for b in sol_boards[slug]],
         )
     for one in stored:
         pages[Path("submissions", f"{one.verdict.submission_id}.html")] = _submission_page(
@@ -104,15 +108,38 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
         path.write_text(html)
         written.append(path)
     (out / "style.css").write_text((HERE / "static" / "style.css").read_text() + text.code_css())
+    (out / "tracks.js").write_text((HERE / "static" / "tracks.js").read_text())
     return written
+
+
+def tracks_of(entries: list[leaderboard.Entry]) -> list[str]:
+    """The tracks a board's entries were written for, in TRACKS' order; PyTorch's baseline row is no track's."""
+    found = {e.track for e in entries if e.kind != "baseline"}
+    return [t for t in TRACKS if t in found] + sorted(found - set(TRACKS))
+
+
+def _track_views(board: leaderboard.Board, db_url: str | None) -> list[tuple[str, leaderboard.Board]]:
+    """A board as the site lists it: ("all", the board), then, where it has more than one track, each track's own
+    board (leaderboard.boards(track=...): each user's best in that track, ranked among that track; the baseline
+    stays). Not the all-tracks rows filtered: a user's best there may be in another track, and its rank counts
+    every track's entries."""
+    views = [("all", board)]
+    tracks = tracks_of(board.entries)
+    if len(tracks) < 2:
+        return views
+    device = None if board.ranked_by == "sol" and board.device == leaderboard.ALL_DEVICES else board.device
+    for track in tracks:
+        found = leaderboard.boards(board.problem, device, db_url, by=board.ranked_by, track=track)
+        views += [(track, b) for b in found if b.device == board.device]
+    return views
 
 
 def _problem_page(
     env: Environment,
     problem: Problem,
-    boards: list[leaderboard.Board],
+    boards: list[list[tuple[str, leaderboard.Board]]],
     recent: list[storage.Summary],
-    sol_boards: list[leaderboard.Board],
+    sol_boards: list[list[tuple[str, leaderboard.Board]]],
 ) -> str:
     path = problem.statement_path
     statement = path.read_text() if path.is_file() else "*This problem has no statement yet.*"
@@ -130,9 +157,10 @@ def _problem_page(
         benchmarks=benchmarks,
         starters=[(track, text.code(starter.starter(problem, track), LANGUAGES[track])) for track in TRACKS],
         boards=boards,
-        board_charts=[charts.leaderboard_svg(b) for b in boards],
+        board_charts=[charts.leaderboard_svg(views[0][1]) for views in boards],
         sol_boards=sol_boards,
         submissions=recent,
+        submission_tracks=[t for t in TRACKS if any(s.track == t for s in recent)],
     )
 
 
