@@ -2,7 +2,7 @@
 # One batch of GPU work for a lent GPU machine (no network): set up offline from wheelhouse/, then run the
 # steps named as arguments, logging each to $OUT/<step>.log. Steps: grade (make grade PROBLEM=attention), doctor,
 # cli-timings, fixtures, ladder, submit, test-gpu, gpu-supervisor, selftest, bench-solutions, leaderboard, site,
-# validate, repeat, grade-many, cold-submit. PROBLEMS limits the problem-wise steps. Used by developers; the
+# validate, repeat, grade-many, cold-submit, startup. PROBLEMS limits the problem-wise steps. Used by developers; the
 # project's own commands do the work. With a wheelhouse made without the dev tools (mypy, ruff), set
 # EXTRAS=test,distributed.
 set -uo pipefail
@@ -47,6 +47,23 @@ cli_timings() {
     done
   done
 }
+# Where a cached submit's wall time goes (issue 13): its profile by function, Python's import times, and what
+# PyTorch's import and CUDA start cost alone on this machine.
+startup() {
+  local f; f=$(ls solutions/attention/0*.cu | tail -1)
+  $G submit attention "$f" --json > /dev/null  # built and cached; ceilings measured
+  local t0; t0=$(date +%s%N)
+  .venv/bin/python -m cProfile -o "$OUT/submit.prof" -m grader.cli.main submit attention "$f" --json > "$OUT/startup.json"
+  echo "profiled cached submit: $(( ($(date +%s%N) - t0) / 1000000 )) ms wall"
+  .venv/bin/python -c "
+import json, pstats; print('stages', json.load(open('$OUT/startup.json'))['stages_s'])
+pstats.Stats('$OUT/submit.prof').sort_stats('cumulative').print_stats(40)" | cut -c1-160
+  .venv/bin/python -X importtime -c "import grader.cli.main" 2> "$OUT/importtime.txt"
+  sort -t'|' -k2 -n "$OUT/importtime.txt" | tail -15
+  t0=$(date +%s%N); .venv/bin/python -c "import torch"; echo "import torch: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  t0=$(date +%s%N); .venv/bin/python -c "import torch; torch.zeros(1, device='cuda')"
+  echo "import torch + CUDA start + exit: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+}
 for s in "$@"; do case $s in
   grade)    step grade make grade PROBLEM=attention ;;
   cli-timings) step cli-timings cli_timings ;;
@@ -66,5 +83,6 @@ for s in "$@"; do case $s in
   validate) step validate $G validate-timing $PROBLEMS ;;
   repeat)   for slug in $PROBLEMS; do step "repeat-$slug" $G bench $slug "$(ls solutions/$slug/0*.cu | tail -1)" --repeat 5; done ;;
   cold-submit) step cold-submit cold_submit ;;
+  startup)  TAIL=80 step startup startup ;;
   *) echo "unknown step $s" ;;
 esac; done
