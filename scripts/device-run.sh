@@ -2,7 +2,7 @@
 # One batch of GPU work for a lent GPU machine (no network): set up offline from wheelhouse/, then run the
 # steps named as arguments, logging each to $OUT/<step>.log. Steps: grade (make grade PROBLEM=attention), doctor,
 # cli-timings, fixtures, ladder, submit, test-gpu, gpu-supervisor, selftest, bench-solutions, leaderboard, site,
-# validate, repeat, grade-many, cold-submit. PROBLEMS limits the problem-wise steps. Used by developers; the
+# validate, repeat, grade-many, cold-submit, startup. PROBLEMS limits the problem-wise steps. Used by developers; the
 # project's own commands do the work. With a wheelhouse made without the dev tools (mypy, ruff), set
 # EXTRAS=test,distributed.
 set -uo pipefail
@@ -14,6 +14,9 @@ G=.venv/bin/grader
 step() { local name=$1; shift; echo "== $name"; local t0=$SECONDS;
   "$@" 2>&1 | tee "$OUT/$name.log" | tail -${TAIL:-25}; echo "== $name took $((SECONDS - t0)) s"; }
 PROBLEMS=${PROBLEMS:-$(ls problems | grep -v '^ORDER$')}
+top_rung() { ls solutions/"$1"/0*.cu | tail -1; }  # the last CUDA rung of a problem's ladder
+now_ns() { date +%s%N; }
+ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }  # milliseconds since a now_ns reading
 # Every CUDA rung of PROBLEMS graded at once, as a batch grader would (throughput, and no honest rung refused).
 grade_many() {
   local folder=/tmp/kj-ladders; rm -rf "$folder"
@@ -27,25 +30,42 @@ for line in open('$OUT/grade-many.jsonl'):
 }
 # The flash-attention submit with its build removed from the cache, then again with the build cached.
 cold_submit() {
-  local f; f=$(ls solutions/attention/0*.cu | tail -1)
+  local f; f=$(top_rung attention)
   for run in uncached cached; do
     [ $run = uncached ] && rm -rf "${KERNELJUDGE_CACHE:-$HOME/.cache/kerneljudge}/builds"
-    local t0; t0=$(date +%s%N); $G submit attention "$f" --json > "$OUT/$run.json"; local t1; t1=$(date +%s%N)
-    echo "$run: $(( (t1 - t0) / 1000000 )) ms wall for: grader submit attention $f --json"
+    local t0; t0=$(now_ns); $G submit attention "$f" --json > "$OUT/$run.json"
+    echo "$run: $(ms_since "$t0") ms wall for: grader submit attention $f --json"
     python3 -c "import json; v=json.load(open('$OUT/$run.json')); print(v['status'], v['score_us'], v['stages_s'])"
   done
 }
 # Wall time of each quick command (three runs each), then of a cached submit of the attention top rung (three runs).
 cli_timings() {
-  local f; f=$(ls solutions/attention/0*.cu | tail -1)
+  local f; f=$(top_rung attention)
   $G submit attention "$f" --json > /dev/null  # builds and caches it, and measures the ceilings once
   for command in "--help" "--version" "list" "show softmax" "init softmax --track cuda -o /tmp/kj-init.cu" \
       "doctor" "leaderboard attention" "history" "submit attention $f --json"; do
     for run in 1 2 3; do
-      local t0; t0=$(date +%s%N); $G $command > /dev/null 2>&1; local rc=$?; local t1; t1=$(date +%s%N)
-      echo "grader $command: $(( (t1 - t0) / 1000000 )) ms (exit $rc)"
+      local t0; t0=$(now_ns); $G $command > /dev/null 2>&1; local rc=$?; local ms; ms=$(ms_since "$t0")
+      echo "grader $command: $ms ms (exit $rc)"
     done
   done
+}
+# Where a cached submit's wall time goes (issue 13): its profile by function, Python's import times, and what
+# PyTorch's import and CUDA start cost alone on this machine.
+startup() {
+  local f; f=$(top_rung attention)
+  $G submit attention "$f" --json > /dev/null  # built and cached; ceilings measured
+  local t0; t0=$(now_ns)
+  .venv/bin/python -m cProfile -o "$OUT/submit.prof" -m grader.cli.main submit attention "$f" --json > "$OUT/startup.json"
+  echo "profiled cached submit: $(ms_since "$t0") ms wall"
+  .venv/bin/python -c "
+import json, pstats; print('stages', json.load(open('$OUT/startup.json'))['stages_s'])
+pstats.Stats('$OUT/submit.prof').sort_stats('cumulative').print_stats(40)" | cut -c1-160
+  .venv/bin/python -X importtime -c "import grader.cli.main" 2> "$OUT/importtime.txt"
+  sort -t'|' -k2 -n "$OUT/importtime.txt" | tail -15
+  t0=$(now_ns); .venv/bin/python -c "import torch"; echo "import torch: $(ms_since "$t0") ms"
+  t0=$(now_ns); .venv/bin/python -c "import torch; torch.zeros(1, device='cuda')"
+  echo "import torch + CUDA start + exit: $(ms_since "$t0") ms"
 }
 for s in "$@"; do case $s in
   grade)    step grade make grade PROBLEM=attention ;;
@@ -54,7 +74,7 @@ for s in "$@"; do case $s in
   fixtures) step fixtures .venv/bin/python -m pytest -q -m gpu tests/test_fixtures.py -p no:cacheprovider ;;
   ladder)   for slug in $PROBLEMS; do for f in solutions/$slug/0*.cu; do
               step "test-$slug-$(basename "$f" .cu)" $G test "$slug" "$f"; done; done ;;
-  submit)   for slug in $PROBLEMS; do f=$(ls solutions/$slug/0*.cu | tail -1);
+  submit)   for slug in $PROBLEMS; do f=$(top_rung "$slug");
               step "submit-$slug" bash -c "time $G submit $slug $f --json > $OUT/submit-$slug.json; tail -c 1500 $OUT/submit-$slug.json"; done ;;
   test-gpu) step test-gpu make test-gpu ;;
   gpu-supervisor) step gpu-supervisor .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_gpu_supervisor.py ;;
@@ -64,7 +84,8 @@ for s in "$@"; do case $s in
   leaderboard) for slug in $PROBLEMS; do step "leaderboard-$slug" $G leaderboard $slug; done ;;
   site)     step site $G render --out /tmp/kj-site && tar -C /tmp -czf "$OUT/site.tar.gz" kj-site ;;
   validate) step validate $G validate-timing $PROBLEMS ;;
-  repeat)   for slug in $PROBLEMS; do step "repeat-$slug" $G bench $slug "$(ls solutions/$slug/0*.cu | tail -1)" --repeat 5; done ;;
+  repeat)   for slug in $PROBLEMS; do step "repeat-$slug" $G bench $slug "$(top_rung "$slug")" --repeat 5; done ;;
   cold-submit) step cold-submit cold_submit ;;
+  startup)  TAIL=80 step startup startup ;;
   *) echo "unknown step $s" ;;
 esac; done

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import bench_records
 import pytest
 
 from grader.judge import pipeline
 from grader.judge.status import Status
-from grader.judge.verdict import Verdict
 from grader.perf import ceilings
 from grader.problems.spec import load_problem
-from grader.run import request
-from grader.sandbox.base import Outcome
 
 NO_PEAKS = ceilings.Ceilings(None, None, None, None, None, "none (test)")
 
@@ -29,25 +27,9 @@ def softmax(monkeypatch):
     return load_problem("softmax")
 
 
-def _records(out: Path, name: str, claims_ms: list[float], bounds_ms: list[float] | None) -> None:
-    rows = "".join(f"{i} {c:.6f} 0.001000\n" for i, c in enumerate(claims_ms))
-    header = "mode single batch 1 overhead_ms 0.001 tail_overhead_ms 0.007 warmup 3 bound_spread_ms 0.010000\n"
-    (out / f"{name}.times").write_text(header + rows)
-    if bounds_ms is not None:
-        lines = "".join(f"{i} {c:.6f} {b:.6f} 1.0 0.4\n" for i, (c, b) in enumerate(zip(claims_ms, bounds_ms)))
-        (out / f"{name}.bound").write_text("call claimed_ms bound_ms interval_ms own_gpu_ms\n" + lines)
-
-
-def _judge_folder(problem, out: Path):
-    bench = problem.benchmarks_for("cuda")[0]
-    verdict = Verdict(Status.ACCEPTED, "", problem.slug, "cuda", "test-submission")
-    cases = [request.Case(bench.name, bench, "bench", 1, True)]
-    return verdict, pipeline._judge_benchmarks(verdict, problem, "cuda", cases, out, Outcome(0, 600.0), [])
-
-
 def _judge(problem, out: Path, claims_ms, bounds_ms):
-    _records(out, problem.benchmarks_for("cuda")[0].name, claims_ms, bounds_ms)
-    return _judge_folder(problem, out)
+    bench_records.write(out, problem.benchmarks_for("cuda")[0].name, claims_ms, bounds_ms)
+    return bench_records.judge_first_benchmark(problem, out)
 
 
 def test_a_claim_far_under_the_clock_is_a_forged_timer(softmax, tmp_path):
@@ -77,10 +59,10 @@ def test_calls_stretched_by_load_do_not_raise_the_bound(softmax, tmp_path):
 )
 def test_a_missing_or_malformed_bound_record_is_refused_not_a_crash(softmax, tmp_path, bound_text):
     bench = softmax.benchmarks_for("cuda")[0]
-    _records(tmp_path, bench.name, [0.176] * 12, None)
+    bench_records.write(tmp_path, bench.name, [0.176] * 12, None)
     if bound_text is not None:
         (tmp_path / f"{bench.name}.bound").write_text(bound_text)
-    _verdict, failure = _judge_folder(softmax, tmp_path)
+    _verdict, failure = bench_records.judge_first_benchmark(softmax, tmp_path)
     assert failure is not None and failure[0] == Status.REJECTED
     assert "the judge's clock record is missing or malformed" in failure[1]
 

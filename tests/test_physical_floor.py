@@ -7,15 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import bench_records
 import pytest
 
 from grader.judge import pipeline
 from grader.judge.status import Status
-from grader.judge.verdict import Verdict
 from grader.perf import ceilings, sol
 from grader.problems.spec import load_problem
-from grader.run import request
-from grader.sandbox.base import Outcome
 
 # As an H100 SXM measures and NVML reports them: copy, FP32 FMA, SGEMM, HBM peak, TF32 tensor peak (132 SMs x
 # 128 lanes x 2 x 1980 MHz x 8), and cuBLAS FP16 GEMM.
@@ -29,16 +27,8 @@ def judged(monkeypatch):
 
     def judge(slug: str, out: Path, claim_ms: float):
         problem = load_problem(slug)
-        bench = problem.benchmarks_for("cuda")[0]
-        rows = "".join(f"{i} {claim_ms:.6f} 0.001000\n" for i in range(12))
-        header = "mode single batch 1 overhead_ms 0.001 tail_overhead_ms 0.007 warmup 3 bound_spread_ms 0.010000\n"
-        (out / f"{bench.name}.times").write_text(header + rows)
-        bounds = "".join(f"{i} {claim_ms:.6f} {claim_ms:.6f} 1.0 0.4\n" for i in range(12))
-        (out / f"{bench.name}.bound").write_text("call claimed_ms bound_ms interval_ms own_gpu_ms\n" + bounds)
-        verdict = Verdict(Status.ACCEPTED, "", problem.slug, "cuda", "test-submission")
-        cases = [request.Case(bench.name, bench, "bench", 1, True)]
-        failure = pipeline._judge_benchmarks(verdict, problem, "cuda", cases, out, Outcome(0, 600.0), [])
-        return problem, verdict, failure
+        bench_records.write(out, problem.benchmarks_for("cuda")[0].name, [claim_ms] * 12, [claim_ms] * 12)
+        return (problem, *bench_records.judge_first_benchmark(problem, out))
 
     return judge
 

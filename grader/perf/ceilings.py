@@ -21,12 +21,11 @@ much, while an empty or skipped call (tens of microseconds of handshake) falls f
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import functools
 import json
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from grader.problems.tracks import device
@@ -64,9 +63,9 @@ class Ceilings:
         """The ceilings that fit a problem: with 16-bit inputs the FP16 GEMM rate is a compute roof and the
         floor's tensor peak doubles; otherwise the FP16 rate is no roof at all."""
         if not half_precision:
-            return dataclasses.replace(self, hgemm_flops_s=None)
+            return replace(self, hgemm_flops_s=None)
         peak = self.peak_flops_s * TENSOR_FP16_OVER_TF32 if self.peak_flops_s else None
-        return dataclasses.replace(self, peak_flops_s=peak)
+        return replace(self, peak_flops_s=peak)
 
     def floor_s(self, flops: float, nbytes: float) -> float:
         times = [0.0]

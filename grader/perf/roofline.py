@@ -10,7 +10,7 @@ The compute ceiling is the higher of the measured FP32 FMA rate and cuBLAS SGEMM
 honest path); a solution on tensor cores (3xTF32) can still pass it, and then SOL is above 1 (docs/profile.md).
 For a problem with 16-bit inputs, the ceilings' view `for_inputs(True)` adds cuBLAS FP16 GEMM, and that roof binds.
 
-A stored result carries its fractions of the ceilings (`fraction_of_peak`: bandwidth, flops, sgemm), and
+A stored result carries its fractions of the ceilings (`fraction_of_peak`: bandwidth, flops, sgemm, hgemm), and
 roofline time / time = max(bytes/s over copy bandwidth, FLOP/s over the compute ceiling), so SOL is computed from
 those alone (grader/perf/sol.py, which the verdict uses too): old records get one too, and no ceiling of another
 machine is needed to rank them.

@@ -1,0 +1,31 @@
+"""Benchmark records written as the CUDA supervisor writes them (<benchmark>.times and <benchmark>.bound), and the
+judge's verdict on a problem's first CUDA benchmark from them: for the tests of the grader's timing checks (the
+clock bound, the physical floor). No compiler or GPU needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.judge import pipeline
+from grader.judge.status import Status
+from grader.judge.verdict import Verdict
+from grader.run import request
+from grader.sandbox.base import Outcome
+
+
+def write(out: Path, name: str, claims_ms: list[float], bounds_ms: list[float] | None) -> None:
+    """The worker's claimed times of benchmark `name` and, unless None, the supervisor's bounds beside them."""
+    rows = "".join(f"{i} {c:.6f} 0.001000\n" for i, c in enumerate(claims_ms))
+    header = "mode single batch 1 overhead_ms 0.001 tail_overhead_ms 0.007 warmup 3 bound_spread_ms 0.010000\n"
+    (out / f"{name}.times").write_text(header + rows)
+    if bounds_ms is not None:
+        lines = "".join(f"{i} {c:.6f} {b:.6f} 1.0 0.4\n" for i, (c, b) in enumerate(zip(claims_ms, bounds_ms)))
+        (out / f"{name}.bound").write_text("call claimed_ms bound_ms interval_ms own_gpu_ms\n" + lines)
+
+
+def judge_first_benchmark(problem, out: Path) -> tuple[Verdict, tuple[str, str] | None]:
+    """(the verdict, the failure or None) of judging the records in `out` of `problem`'s first CUDA benchmark."""
+    bench = problem.benchmarks_for("cuda")[0]
+    verdict = Verdict(Status.ACCEPTED, "", problem.slug, "cuda", "test-submission")
+    cases = [request.Case(bench.name, bench, "bench", 1, True)]
+    return verdict, pipeline._judge_benchmarks(verdict, problem, "cuda", cases, out, Outcome(0, 600.0), [])
