@@ -82,11 +82,13 @@ def allow_only_executing(programs: list[str]) -> None:
 
 
 def jit_programs(track: str) -> list[str]:
-    """What the track's JIT executes: on triton its ptxas and the C compiler (with the programs the driver runs)
-    and ldconfig (Triton finds libcuda with it); on cupy nothing (NVRTC compiles in the process)."""
+    """What the track's JIT executes: on triton its ptxas and the C compiler (with the programs the driver runs);
+    on cupy nothing (NVRTC compiles in the process). Not ldconfig: Triton asks it where libcuda is only when
+    TRITON_LIBCUDA_PATH is unset, and the worker sets it (python_frameworks.TorchFramework); on Ubuntu it is a
+    shell script, which would need /bin/sh as well."""
     if track != "triton":
         return []
-    found = [_triton_ptxas(), shutil.which("ldconfig") or "/sbin/ldconfig"]
+    found = [_triton_ptxas()]
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler:
         found.append(compiler)

@@ -11,6 +11,7 @@ through it. The framework is imported here, before the submission is loaded and 
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 # the request's element tokens as __cuda_array_interface__ typestrs; bfloat16 travels as its 16 bits
@@ -41,6 +42,11 @@ class TorchFramework:
         self.torch = torch
         torch.cuda.set_device(0)
         torch.zeros(1, device="cuda")  # the primary context, current on this thread (cuda_vmm needs it)
+        # Where Triton's launcher links libcuda from: the driver this process loaded, so that Triton never runs
+        # ldconfig to find it (the sandbox executes only the JIT's own programs: landlock.jit_programs).
+        folder = loaded_library_folder("libcuda.so")
+        if folder:
+            os.environ.setdefault("TRITON_LIBCUDA_PATH", folder)
 
     def array(self, address: int, shape: tuple[int, ...], token: str) -> Any:
         tensor = self.torch.as_tensor(_Interface(address, shape, token), device="cuda")
@@ -119,6 +125,17 @@ class CupyFramework:
     def touch(self, address: int, words: int, write: bool) -> None:
         cupy = self.cupy
         self._touch((1024,), (256,), (cupy.uint64(address), cupy.uint64(words), cupy.int32(write), self._sink))
+
+
+def loaded_library_folder(prefix: str, maps: str = "/proc/self/maps") -> str:
+    """The folder of the first library this process has mapped whose file name starts with `prefix`; '' if none."""
+    with open(maps) as lines:
+        for line in lines:
+            fields = line.split(maxsplit=5)  # address perms offset dev inode [path]
+            path = fields[5].strip() if len(fields) == 6 else ""
+            if os.path.basename(path).startswith(prefix):
+                return os.path.dirname(path)
+    return ""
 
 
 def start(track: str) -> TorchFramework | CupyFramework:

@@ -17,6 +17,7 @@ import pytest
 from grader.build.toolchain import detect
 from grader.run import binaries
 from harness import kjp2, landlock
+from harness.python_frameworks import loaded_library_folder
 from harness.python_worker import valid
 
 RUN = Path(binaries.RUN_SOURCES)
@@ -160,6 +161,23 @@ def test_landlock_lets_only_the_named_programs_run(tmp_path):
     )
     assert child.returncode == 0, child.stderr
     assert child.stdout.splitlines() == ["true: 0", "echo refused"]
+
+
+def test_triton_is_told_where_the_loaded_libcuda_is_so_it_never_runs_ldconfig(tmp_path, monkeypatch):
+    # On the H100 the JIT's first compile died on "Permission denied: '/sbin/ldconfig'" (Ubuntu's is a shell
+    # script, outside what Landlock lets run): the worker names the folder of the driver it loaded instead.
+    maps = tmp_path / "maps"
+    maps.write_text(
+        "7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n"
+        "7f0000001000-7f0000002000 r-xp 00000000 08:01 42    /usr/local/nvidia/lib64/libcuda.so.580.159.04\n"
+        "7f0000002000-7f0000003000 r-xp 00000000 08:01 43    /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+    )
+    assert loaded_library_folder("libcuda.so", str(maps)) == "/usr/local/nvidia/lib64"
+    assert loaded_library_folder("libnvrtc.so", str(maps)) == ""
+    libc_folder = loaded_library_folder("libc.so")  # this very process, read from /proc/self/maps
+    assert libc_folder and any(name.startswith("libc.so") for name in os.listdir(libc_folder))
+    monkeypatch.setenv("TRITON_PTXAS_PATH", "/bin/true")  # no Triton installed here: its ptxas stands in
+    assert not any("ldconfig" in program for program in landlock.jit_programs("triton"))
 
 
 def test_the_call_layout_gives_solves_arguments_in_signature_order_and_each_size_sets_shapes():
