@@ -4,7 +4,8 @@
 // It runs in the sandbox. It starts CUDA, maps the device memory the supervisor exported to it (a file
 // descriptor received once with MAP: CUDA's virtual-memory API, which works across the sandbox's PID namespace
 // where the legacy IPC handles do not), and answers EMPTY calls with a kernel that reads the inputs and writes
-// the outputs while the supervisor calibrates its clock: no submission code exists in this process yet. On LOAD it installs its seccomp filter
+// the outputs (then, if asked, one that keeps the GPU busy for a given time) while the supervisor calibrates its
+// clock: no submission code exists in this process yet. On LOAD it installs its seccomp filter
 // (seccomp.h), loads the compiled submission and says LOADED; from then on it only answers: for each CALL it
 // calls `kerneljudge_entry` once per set on the buffers named, between two CUDA events on the stream it calls
 // on, waits for the whole device, and answers DONE with the events' times. It holds no seed, key, record or
@@ -86,6 +87,14 @@ char* map_region(int fd, size_t bytes) {
     check(KJ_DRIVER(cuMemSetAccess)(base, bytes, &access, 1), "mapping the shared buffers");
     check(KJ_DRIVER(cuMemRelease)(handle), "mapping the shared buffers");
     return reinterpret_cast<char*>(base);
+}
+
+// The calibration's longer calls: one thread keeps the GPU busy for `ns` nanoseconds by its global timer.
+__global__ void spin_kernel(uint64_t ns) {
+    uint64_t start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    while (now - start < ns);
 }
 
 // The calibration's stand-in for a submission: reads every input word and writes every output word of the
@@ -170,6 +179,7 @@ int main(int argc, char** argv) {
                         touch_kernel<<<1024, 256>>>((uint32_t*)(region + go.offsets[j] + s * go.set_stride),
                                                     (end - go.offsets[j]) / 4, (go.outputs >> j) & 1, g_sink);
                     }
+                if (go.spin_us) spin_kernel<<<1, 1>>>(uint64_t(go.spin_us) * 1000);
             });
         } else if (go.kind == kjp::CALL && entry) {
             if (go.buffers > (uint32_t)kjp::MAX_BUFFERS || go.ints > (uint32_t)kjp::MAX_INTS || !valid(go, bytes))

@@ -2,7 +2,7 @@
 byte for byte, packed with struct in the machine's own layout (native sizes and alignment, as the C structs).
 
     Go    magic u32, kind u32, call u64, buffers u32, ints u32, offsets u64[16], values i32[16], sets u32,
-          outputs u32, set_stride u64                                                        (232 bytes)
+          outputs u32, set_stride u64, spin_us u32, unused u32                                   (240 bytes)
     Reply magic u32, kind u32, call u64, call_ms f64, tail_ms f64                            (32 bytes)
 
 A Go arrives in one SEQPACKET packet, MAP with the device memory's file descriptor (SCM_RIGHTS); a packet of
@@ -22,7 +22,7 @@ MAX_BUFFERS = 16
 MAX_INTS = 16
 LOADED, CALL, EMPTY, DONE, EXIT, MAP, MAPPED, LOAD = 1, 2, 3, 4, 5, 6, 7, 8
 
-GO = struct.Struct(f"@IIQII{MAX_BUFFERS}Q{MAX_INTS}iIIQ")
+GO = struct.Struct(f"@IIQII{MAX_BUFFERS}Q{MAX_INTS}iIIQII")
 REPLY = struct.Struct("@IIQdd")
 
 
@@ -41,11 +41,12 @@ class Go:
     sets: int = 0
     outputs: int = 0  # EMPTY: bit j set if buffer j is an output
     set_stride: int = 0  # bytes between two sets; MAP: the region's size
+    spin_us: int = 0  # EMPTY: then keep the GPU busy this long (the calibration's longer calls)
 
     def pack(self) -> bytes:
         return GO.pack(
             MAGIC, self.kind, self.call, self.buffers, self.ints, *self.offsets, *self.values, self.sets,
-            self.outputs, self.set_stride,
+            self.outputs, self.set_stride, self.spin_us, 0,
         )  # fmt: skip
 
     @classmethod
@@ -58,8 +59,8 @@ class Go:
         kind, call, buffers, ints = fields[1:5]
         offsets = tuple(fields[5 : 5 + MAX_BUFFERS])
         values = tuple(fields[5 + MAX_BUFFERS : 5 + MAX_BUFFERS + MAX_INTS])
-        sets, outputs, set_stride = fields[5 + MAX_BUFFERS + MAX_INTS :]
-        return cls(kind, call, buffers, ints, offsets, values, sets, outputs, set_stride)
+        sets, outputs, set_stride, spin_us, _ = fields[5 + MAX_BUFFERS + MAX_INTS :]
+        return cls(kind, call, buffers, ints, offsets, values, sets, outputs, set_stride, spin_us)
 
 
 def pack_reply(kind: int, call: int, call_ms: float = 0.0, tail_ms: float = 0.0) -> bytes:

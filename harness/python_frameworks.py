@@ -1,6 +1,6 @@
 """What the Python worker needs of each track's framework: start CUDA, see a device address as the arrays `solve`
 receives (zero copies), time a call with CUDA events on the stream solve is called on, wait for the device, and
-the calibration's stand-in work (read every input word, write every output word).
+the calibration's stand-in work (read every input word, write every output word; keep the GPU busy a while).
 
     triton  PyTorch tensors (torch.as_tensor of an object with __cuda_array_interface__), torch.cuda events
     cupy    CuPy arrays (cupy.cuda.UnownedMemory over the address), cupy.cuda events
@@ -74,6 +74,11 @@ class TorchFramework:
         else:
             words_view.sum()  # reads every word; the result stays on the device (no wait)
 
+    def spin(self, microseconds: int) -> None:
+        # clock cycles, at the 2 GHz no current GPU exceeds: at least that long (the supervisor uses the
+        # call's measured time, not this)
+        self.torch.cuda._sleep(2000 * microseconds)
+
 
 class CupyFramework:
     """The cupy track: CuPy arrays over unowned memory, cupy.cuda events."""
@@ -87,6 +92,12 @@ class CupyFramework:
         }
         if (acc == 0x7eadbeef) *sink = acc;
     }"""
+    SPIN = r"""
+    extern "C" __global__ void spin(unsigned long long ns) {
+        unsigned long long start, now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+        do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); while (now - start < ns);
+    }"""
 
     def __init__(self) -> None:
         import cupy
@@ -96,7 +107,9 @@ class CupyFramework:
         cupy.cuda.runtime.free(0)  # the primary context, current on this thread
         self._touch = cupy.RawKernel(self.TOUCH, "touch")
         self._sink = cupy.zeros(1, dtype=cupy.uint32)
+        self._spin = cupy.RawKernel(self.SPIN, "spin")
         self._touch.compile()  # NVRTC now, before any submission code and before the sandbox's filter
+        self._spin.compile()
 
     def array(self, address: int, shape: tuple[int, ...], token: str) -> Any:
         cupy = self.cupy
@@ -125,6 +138,9 @@ class CupyFramework:
     def touch(self, address: int, words: int, write: bool) -> None:
         cupy = self.cupy
         self._touch((1024,), (256,), (cupy.uint64(address), cupy.uint64(words), cupy.int32(write), self._sink))
+
+    def spin(self, microseconds: int) -> None:
+        self._spin((1,), (1,), (self.cupy.uint64(1000 * microseconds),))
 
 
 def loaded_library_folder(prefix: str, maps: str = "/proc/self/maps") -> str:

@@ -149,12 +149,15 @@ class Worker:
             fail(f"solve raised {type(error).__name__}: {error}")
 
     def touch(self, go: kjp2.Go) -> None:
-        """The calibration's stand-in for a submission: every input word read, every output word written."""
+        """The calibration's stand-in for a submission: every input word read, every output word written; then,
+        if asked, the GPU kept busy a while (the calibration's longer calls)."""
         for s in range(go.sets):
             for j in range(go.buffers):
                 end = go.offsets[j + 1] if j + 1 < go.buffers else go.set_stride
                 address = self.region + go.offsets[j] + s * go.set_stride
                 self.framework.touch(address, (end - go.offsets[j]) // 4, bool((go.outputs >> j) & 1))
+        if go.spin_us:
+            self.framework.spin(go.spin_us)
 
     def timed(self, call: int, work: Callable[[], None]) -> None:
         """Events on the stream solve is called on around `work`; then the whole device is waited for and a third

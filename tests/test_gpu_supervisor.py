@@ -1,8 +1,8 @@
 """The supervised run of the CUDA track (grader/run/cuda_supervisor.cu, harness/gpu_worker.cu), driven directly
 with small CUDA libraries written here: the worker maps the supervisor's device memory across the sandbox, the
 inputs are the grader's bit for bit and differ per call, the final timed call is always audited, an honest
-kernel's claimed median is within the supervisor's clock bound, and a worker whose timer claims a tenth of its
-kernel's time is far below that bound.
+kernel's claimed median is within the supervisor's clock bound (calls of 50 us to 3 ms: the bound is near the
+truth either way), and a worker whose timer claims a tenth, or 80%, of its kernel's time is below that bound.
 
 Needs a CUDA GPU and nvcc (marked gpu: `make test-gpu`); each test uses its own cache and runs folders.
 """
@@ -36,9 +36,26 @@ extern "C" void kerneljudge_entry(void** p, const int* n) {
 }
 """
 
-# The same copy, then a spin of about 500 us on the GPU; the worker's timer is patched to claim a tenth of what
-# its events measure (a forged timer): the bound must replace those claims.
-SLOW_COPY_FORGED_TIMER = r"""
+# The copy, then one thread keeps the GPU busy SPIN_NS by its global timer; CLAIM scales what the worker's events
+# measure (1: honest; below 1: a forged timer, patched as below).
+SPIN_COPY = r"""
+#include <cuda_runtime.h>
+__global__ void copy_then_spin(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
+    if (i != 0) return;
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); while (now - start < SPIN_NS);
+}
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    copy_then_spin<<<(n[0] + 255) / 256, 256>>>((const float*)p[0], (float*)p[1], n[0]);
+}
+"""
+
+# The same copy and spin, with the worker's timer patched to claim CLAIM of what its events measure (a forged
+# timer): the bound must refuse those claims.
+SPIN_COPY_FORGED_TIMER = r"""
 #include <cuda_runtime.h>
 #include <elf.h>
 #include <link.h>
@@ -48,14 +65,16 @@ SLOW_COPY_FORGED_TIMER = r"""
 __global__ void copy_then_spin(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = x[i];
-    long long start = clock64();
-    while (clock64() - start < 1000000) {}  // about 500 us at 2 GHz
+    if (i != 0) return;
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); while (now - start < SPIN_NS);
 }
 using ElapsedFn = cudaError_t (*)(float*, cudaEvent_t, cudaEvent_t);
 static ElapsedFn real_elapsed = cudaEventElapsedTime;
 static cudaError_t tenth(float* ms, cudaEvent_t a, cudaEvent_t b) {
     cudaError_t e = real_elapsed(ms, a, b);
-    *ms /= 10;
+    *ms *= CLAIM;
     return e;
 }
 static int patch(dl_phdr_info* info, size_t, void*) {
@@ -185,18 +204,45 @@ def test_an_honest_kernel_is_believed_and_the_final_call_is_audited(folders):
         supervised.remove_trusted(result.trusted)
 
 
-def test_a_timer_that_claims_a_tenth_is_caught_by_the_bound(folders):
-    result = _run(folders, SLOW_COPY_FORGED_TIMER, _request(secrets.randbits(128), 1 << 16, "bench 10 30 1000 1"))
+@pytest.mark.parametrize("spin_us, claim", [(500, 0.1), (1200, 0.8)])
+def test_a_timer_that_claims_less_than_the_kernel_took_is_caught_by_the_bound(folders, spin_us, claim):
+    source = SPIN_COPY_FORGED_TIMER.replace("SPIN_NS", f"{spin_us * 1000}ull").replace("CLAIM", f"{claim}f")
+    result = _run(folders, source, _request(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
-        parsed = pipeline._read_times(result.trusted / "t.times")
-        assert parsed is not None
-        header, rows = parsed
-        median_ms = float(np.median([row[1] for row in rows]))
-        bound_ms = pipeline._clock_bound_ms(result.trusted / "t.bound")
-        assert bound_ms is not None
-        assert median_ms < pipeline.least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"]), (
-            f"a ~0.5 ms kernel claiming a tenth: claimed {median_ms:.4f} ms, bound {bound_ms:.4f} ms"
+        median_ms, bound_ms, least_ms = _claims_and_bound(result)
+        assert median_ms < least_ms, (
+            f"a {spin_us} us kernel claiming {claim:.0%}: claimed {median_ms:.4f} ms, bound {bound_ms:.4f} ms"
+        )
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def _claims_and_bound(result: supervised.Result) -> tuple[float, float, float]:
+    """(the claimed median, the supervisor's bound, the least median the judge believes), in ms."""
+    parsed = pipeline._read_times(result.trusted / "t.times")
+    assert parsed is not None
+    header, rows = parsed
+    median_ms = float(np.median([row[1] for row in rows]))
+    bound_ms = pipeline._clock_bound_ms(result.trusted / "t.bound")
+    assert bound_ms is not None
+    return median_ms, bound_ms, pipeline.least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"])
+
+
+@pytest.mark.parametrize("spin_us", [300, 1200, 3000])
+def test_the_bound_of_an_honest_long_call_is_near_its_true_time(folders, spin_us):
+    # On the H100 the rest of a call grew with its length (~170 us at 1.1 ms) while the calibration measured it on
+    # short calls only: honest 0.6-1.1 ms kernels were refused as forged timers. The calibration now measures it
+    # at lengths up to 4 ms.
+    source = SPIN_COPY.replace("SPIN_NS", f"{spin_us * 1000}ull")
+    result = _run(folders, source, _request(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        median_ms, bound_ms, least_ms = _claims_and_bound(result)
+        header = (result.trusted / "t.times").read_text().splitlines()[0]
+        assert median_ms >= least_ms, f"claimed {median_ms:.4f} ms, bound {bound_ms:.4f} ms; {header}"
+        assert bound_ms > median_ms - max(pipeline.BOUND_SLACK_MIN_MS, 0.1 * median_ms), (
+            f"the bound {bound_ms:.4f} ms is far under the true {median_ms:.4f} ms: room to forge; {header}"
         )
     finally:
         supervised.remove_trusted(result.trusted)

@@ -21,6 +21,7 @@ from grader.build import python_check
 from grader.build.toolchain import detect
 from grader.problems.spec import load_problem
 from grader.problems.tracks import track_of
+from harness.python_frameworks import CupyFramework
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
 RUNGS = sorted(SOLUTIONS.glob("*/[0-9]*.py"))
@@ -75,16 +76,19 @@ def test_each_cupy_kernel_source_compiles_as_cuda(path, tmp_path):
     if path.name != "02_cupy_elementwise.py":  # an ElementwiseKernel's body is not a translation unit
         assert sources, f"{path}: no RawKernel or RawModule"
     for i, source in enumerate(sources):
-        unit = tmp_path / f"kernel{i}.cu"
-        unit.write_text(source)
-        # -arch=sm_90 as the H100 compiles it; -Werror=all-warnings keeps NVRTC's stricter cases (an unused
-        # variable is a warning in both) visible.
-        compiled = subprocess.run(
-            ["nvcc", "-arch=sm_90", "-Werror=all-warnings", "-c", str(unit), "-o", str(unit.with_suffix(".o"))],
-            capture_output=True,
-            text=True,
-        )
-        assert compiled.returncode == 0, f"{_name(path)} kernel {i}:\n{compiled.stderr}"
+        assert _nvcc_errors(source, tmp_path / f"kernel{i}.cu") == "", f"{_name(path)} kernel {i}"
+
+
+def _nvcc_errors(source: str, unit: Path) -> str:
+    """nvcc's complaints about a kernel source ('' if it compiles): -arch=sm_90 as the H100 compiles it;
+    -Werror=all-warnings keeps NVRTC's stricter cases (an unused variable is a warning in both) visible."""
+    unit.write_text(source)
+    compiled = subprocess.run(
+        ["nvcc", "-arch=sm_90", "-Werror=all-warnings", "-c", str(unit), "-o", str(unit.with_suffix(".o"))],
+        capture_output=True,
+        text=True,
+    )
+    return "" if compiled.returncode == 0 else compiled.stderr
 
 
 def _nvrtc() -> ctypes.CDLL | None:
@@ -108,13 +112,31 @@ def test_each_cupy_kernel_source_compiles_with_nvrtc(path):
     if nvrtc is None:
         pytest.skip("no libnvrtc (KJ_NVRTC=/path/to/libnvrtc.so names one)")
     for i, source in enumerate(_kernel_sources(path)):
-        program = ctypes.c_void_p()
-        assert nvrtc.nvrtcCreateProgram(ctypes.byref(program), source.encode(), b"kernel.cu", 0, None, None) == 0
-        options = (ctypes.c_char_p * 1)(b"--gpu-architecture=sm_90")
-        status = nvrtc.nvrtcCompileProgram(program, 1, options)
-        size = ctypes.c_size_t()
-        nvrtc.nvrtcGetProgramLogSize(program, ctypes.byref(size))
-        log = ctypes.create_string_buffer(size.value)
-        nvrtc.nvrtcGetProgramLog(program, log)
-        nvrtc.nvrtcDestroyProgram(ctypes.byref(program))
-        assert status == 0, f"{_name(path)} kernel {i}:\n{log.value.decode()}"
+        assert _nvrtc_errors(nvrtc, source) == "", f"{_name(path)} kernel {i}"
+
+
+def _nvrtc_errors(nvrtc: ctypes.CDLL, source: str) -> str:
+    """NVRTC's log for a kernel source that does not compile, as CuPy would compile it; '' if it does."""
+    program = ctypes.c_void_p()
+    assert nvrtc.nvrtcCreateProgram(ctypes.byref(program), source.encode(), b"kernel.cu", 0, None, None) == 0
+    options = (ctypes.c_char_p * 1)(b"--gpu-architecture=sm_90")
+    status = nvrtc.nvrtcCompileProgram(program, 1, options)
+    size = ctypes.c_size_t()
+    nvrtc.nvrtcGetProgramLogSize(program, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    nvrtc.nvrtcGetProgramLog(program, log)
+    nvrtc.nvrtcDestroyProgram(ctypes.byref(program))
+    return "" if status == 0 else log.value.decode() or f"status {status}"
+
+
+@pytest.mark.parametrize("name", ["TOUCH", "SPIN"])
+def test_the_cupy_workers_calibration_kernels_compile(name, tmp_path):
+    # compiled in the worker before any submission code, so a typo would only show on a GPU, for every submission
+    source = getattr(CupyFramework, name)
+    if detect().nvcc:
+        assert _nvcc_errors(source, tmp_path / "kernel.cu") == ""
+    nvrtc = _nvrtc()
+    if nvrtc is None and not detect().nvcc:
+        pytest.skip("neither nvcc nor libnvrtc")
+    if nvrtc is not None:
+        assert _nvrtc_errors(nvrtc, source) == ""

@@ -33,7 +33,7 @@ int main(int, char** argv) {  // argv: the fd to write a Go to, the fd to read a
     go.magic = kjp::MAGIC, go.kind = kjp::CALL, go.call = 0x1122334455667788ull, go.buffers = 3, go.ints = 2;
     for (int j = 0; j < kjp::MAX_BUFFERS; ++j) go.offsets[j] = 4096ull * j + 7;
     for (int j = 0; j < kjp::MAX_INTS; ++j) go.values[j] = -j * 1000;
-    go.sets = 5, go.outputs = 0b100, go.set_stride = 1ull << 33;
+    go.sets = 5, go.outputs = 0b100, go.set_stride = 1ull << 33, go.spin_us = 4000;
     std::printf("%zu %zu %zu %zu %zu %zu\n", sizeof(kjp::Go), sizeof(kjp::Reply), offsetof(kjp::Go, offsets),
                 offsetof(kjp::Go, values), offsetof(kjp::Go, set_stride), offsetof(kjp::Reply, call_ms));
     std::fflush(stdout);
@@ -68,17 +68,18 @@ def test_the_messages_have_protocol_h_s_layout_byte_for_byte(probe):
     data = os.read(go_read, 4096)
     sizes, reply = process.stdout.splitlines()
     assert [int(n) for n in sizes.split()] == [kjp2.GO.size, kjp2.REPLY.size, 24, 152, 224, 16]
+    assert kjp2.GO.size == 240
     go = kjp2.Go.unpack(data)
     assert (go.kind, go.call, go.buffers, go.ints, go.sets, go.outputs) == (kjp2.CALL, 0x1122334455667788, 3, 2, 5, 4)
     assert go.offsets == tuple(4096 * j + 7 for j in range(16))
     assert go.values == tuple(-j * 1000 for j in range(16))
-    assert go.set_stride == 1 << 33
+    assert (go.set_stride, go.spin_us) == (1 << 33, 4000)
     assert go.pack() == data  # and back, to the same bytes
     assert reply.split() == [str(kjp2.MAGIC), str(kjp2.DONE), "41", "1.250", "0.500"]
 
 
 def test_a_message_of_another_size_or_magic_is_refused():
-    with pytest.raises(kjp2.ProtocolError, match="232"):
+    with pytest.raises(kjp2.ProtocolError, match="240"):
         kjp2.Go.unpack(b"\0" * 16)
     with pytest.raises(kjp2.ProtocolError, match="magic"):
         kjp2.Go.unpack(b"\0" * kjp2.GO.size)

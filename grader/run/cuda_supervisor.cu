@@ -40,6 +40,12 @@ constexpr double BATCH_TARGET_MS = 0.5;
 constexpr int MAX_BATCH = 256;
 constexpr size_t MAX_BATCH_BYTES = size_t(1) << 30;
 constexpr int CALIBRATION_CALLS = 25, CALIBRATION_DISCARDED = 5;  // the first calls still find caches and clocks cold
+// The calibration's longer calls, the GPU kept busy this long after the stand-in kernel: the rest of a call grows
+// with its length (on the H100, by up to ~170 us at 1.1 ms: a CPU left idle that long wakes more slowly), so it
+// is measured at lengths that span the benchmarks' and interpolated by each call's length.
+constexpr uint32_t LONG_CALLS_US[] = {250, 1000, 4000};
+constexpr int LONG_CALLS = 8, LONG_CALLS_DISCARDED = 2;
+constexpr double REST_SLOPE_CAP = 0.5;  // the rest may grow by at most this much per ms of work (see rest_for)
 constexpr double GPU_WARMUP_MS = 200;  // the GPU's clocks up before the calibration, as they are during the calls
 constexpr double OWN_GPU_ALLOWANCE = 1.05;  // the supervisor's GPU work may take this much longer than calibrated
 
@@ -202,9 +208,9 @@ double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
 }
 
 // One call of `kind` (CALL or EMPTY) on `sets` sets of the case's buffers, inputs of calls index.. .
-Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Call* out) {
+Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Call* out, uint32_t spin_us = 0) {
     kjp::Go go{};
-    go.magic = kjp::MAGIC, go.kind = kind, go.call = index;
+    go.magic = kjp::MAGIC, go.kind = kind, go.call = index, go.spin_us = spin_us;
     go.buffers = (uint32_t)c.buffers.size(), go.ints = (uint32_t)c.ints.size();
     go.sets = (uint32_t)sets, go.set_stride = c.set_bytes;
     for (size_t j = 0; j < c.buffers.size(); ++j) {
@@ -236,21 +242,42 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
 // --- the calibration: the same steps around an empty kernel, before the submission is loaded -----------------
 
 // The interval of a call = the worker's work + the supervisor's own GPU work + the rest (signals, wake-ups,
-// the freeze, synchronisations: CPU time). The calibration measures the rest, and the supervisor's GPU work
-// per set, while the worker is still free of submission code.
+// the freeze, synchronisations: CPU time). The calibration measures the rest, at several lengths of the
+// worker's work, and the supervisor's GPU work per set, while the worker is still free of submission code.
+struct RestAt {
+    double work_ms, rest_ms;  // medians over calls of one length: the worker's event time, and the rest
+};
+
 struct Calibration {
-    double rest_ms = 0;     // median of (interval - the worker's event time - the supervisor's GPU work)
-    double spread_ms = 0;   // the interquartile range of that
-    double own_gpu_ms = 0;  // median of the supervisor's GPU work for one set
+    std::vector<RestAt> rests;  // by the worker's work, shortest first (the stand-in kernel alone, then longer)
+    double spread_ms = 0;       // the largest interquartile range of the rest at one length
+    double own_gpu_ms = 0;      // median of the supervisor's GPU work for one set
     double empty_call_ms = 0, empty_tail_ms = 0;  // the worker's events around an empty launch
 };
 
-// The least time the worker's work of a call can have taken: the interval less the rest, and less the
-// supervisor's own GPU work as its events measured it in this call, but never more of that than the
-// calibration found (work of the worker's that ran alongside, time-sliced, is not subtracted).
+// The rest of a call whose worker worked `work_ms`: interpolated between the calibrated lengths, flat beyond
+// them. The calibration makes it non-decreasing and never steeper than REST_SLOPE_CAP, so a call made longer
+// (a program that idles to look slow to the clock) never lowers its own bound.
+double rest_for(const Calibration& cal, double work_ms) {
+    const std::vector<RestAt>& r = cal.rests;
+    if (work_ms <= r.front().work_ms) return r.front().rest_ms;
+    for (size_t i = 1; i < r.size(); ++i)
+        if (work_ms <= r[i].work_ms) {
+            const double t = (work_ms - r[i - 1].work_ms) / (r[i].work_ms - r[i - 1].work_ms);
+            return r[i - 1].rest_ms + t * (r[i].rest_ms - r[i - 1].rest_ms);
+        }
+    return r.back().rest_ms;
+}
+
+// The least time the worker's work of a call can have taken: the interval less the rest for a call of its
+// length, and less the supervisor's own GPU work as its events measured it in this call, but never more of that
+// than the calibration found (work of the worker's that ran alongside, time-sliced, is not subtracted). The
+// call's length is read off the supervisor's clock (the interval less the shortest calls' rest), never the
+// worker's claim.
 double lower_bound_ms(const Call& one, const Calibration& cal, int sets) {
     const double own = std::min(one.own_gpu_ms, OWN_GPU_ALLOWANCE * cal.own_gpu_ms * sets);
-    return one.wall_ms - cal.rest_ms - own;
+    const double work = one.wall_ms - own - cal.rests.front().rest_ms;
+    return one.wall_ms - own - rest_for(cal, work);
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -280,9 +307,41 @@ void warm_gpu() {
 
 // The worker, still free of submission code, runs a kernel that reads every input and writes every output of
 // one set: its event time is true, so the interval's overhead is what the supervisor's clock saw beyond it.
+// `count` calls of the stand-in, each then keeping the GPU busy `spin_us`, back to back; the first `discarded`
+// are not kept. Adds the point (median work, median rest) to cal->rests and widens cal->spread_ms to its IQR.
+Fate measure_rest(const Case& c, uint64_t first, int count, int discarded, uint32_t spin_us, Calibration* cal,
+                  std::vector<double>* own) {
+    std::vector<double> rests, works;
+    for (int i = 0; i < count; ++i) {
+        Call one;
+        Fate fate = call(c, kjp::EMPTY, first + i, 1, true, &one, spin_us);
+        if (fate != Fate::OK) return fate;
+        if (i < discarded) continue;
+        rests.push_back(one.wall_ms - one.reply.call_ms - one.own_gpu_ms);
+        works.push_back(one.reply.call_ms);
+        own->push_back(one.own_gpu_ms);
+    }
+    cal->rests.push_back({median_of(works), median_of(rests)});
+    cal->spread_ms = std::max(cal->spread_ms, percentile(rests, 0.75) - percentile(rests, 0.25));
+    return Fate::OK;
+}
+
+// Orders the calibrated lengths and makes the rest non-decreasing and no steeper than REST_SLOPE_CAP (a length
+// whose calls happened to go quicker than a shorter one's takes the shorter one's rest).
+void shape_rests(std::vector<RestAt>* rests) {
+    std::sort(rests->begin(), rests->end(), [](const RestAt& a, const RestAt& b) { return a.work_ms < b.work_ms; });
+    for (size_t i = 1; i < rests->size(); ++i) {
+        RestAt& r = (*rests)[i];
+        const RestAt& before = (*rests)[i - 1];
+        r.work_ms = std::max(r.work_ms, before.work_ms + 1e-3);
+        r.rest_ms = std::clamp(r.rest_ms, before.rest_ms, before.rest_ms + REST_SLOPE_CAP * (r.work_ms - before.work_ms));
+    }
+}
+
 Fate calibrate(const Case& c, Calibration* cal) {
-    std::vector<double> rests, own, calls, tails;
-    const uint64_t unused = ~uint64_t(0) - CALIBRATION_CALLS;  // inputs no call of the case will ever get
+    std::vector<double> own, calls, tails;
+    // inputs no call of the case will ever get
+    const uint64_t unused = ~uint64_t(0) - CALIBRATION_CALLS - LONG_CALLS * std::size(LONG_CALLS_US);
     for (int i = 0; i < EMPTY_CALLS; ++i) {
         kjp::Reply empty{};
         Fate fate = empty_call(&empty);
@@ -291,16 +350,15 @@ Fate calibrate(const Case& c, Calibration* cal) {
     }
     // Back to back, as the timed calls will run: whatever ran on the GPU just before (here, the previous
     // call's snapshot) changes what the next call's interval holds (a switch between the two contexts).
-    for (int i = 0; i < CALIBRATION_CALLS; ++i) {
-        Call one;
-        Fate fate = call(c, kjp::EMPTY, unused + i, 1, true, &one);
+    Fate fate = measure_rest(c, unused, CALIBRATION_CALLS, CALIBRATION_DISCARDED, 0, cal, &own);
+    uint64_t next = unused + CALIBRATION_CALLS;
+    for (uint32_t spin_us : LONG_CALLS_US) {
         if (fate != Fate::OK) return fate;
-        if (i < CALIBRATION_DISCARDED) continue;
-        rests.push_back(one.wall_ms - one.reply.call_ms - one.own_gpu_ms);
-        own.push_back(one.own_gpu_ms);
+        fate = measure_rest(c, next, LONG_CALLS, LONG_CALLS_DISCARDED, spin_us, cal, &own);
+        next += LONG_CALLS;
     }
-    cal->rest_ms = median_of(rests);
-    cal->spread_ms = percentile(rests, 0.75) - percentile(rests, 0.25);
+    if (fate != Fate::OK) return fate;
+    shape_rests(&cal->rests);
     cal->own_gpu_ms = median_of(own);
     cal->empty_call_ms = median_of(calls), cal->empty_tail_ms = median_of(tails);
     return Fate::OK;
@@ -397,12 +455,18 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     }
     Fate fate = one_call(true, &ms, &tail);  // indistinguishable from the others; not a sample
     if (fate != Fate::OK) return fate;
-    char header[320];
+    std::string rests;  // work_ms:rest_ms of each calibrated length, for whoever reads the record
+    for (const RestAt& r : cal.rests) {
+        char point[48];
+        std::snprintf(point, sizeof point, "%s%.4f:%.4f", rests.empty() ? "" : ",", r.work_ms, r.rest_ms);
+        rests += point;
+    }
+    char header[480];
     std::snprintf(header, sizeof header,
                   "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d bound_rest_ms %.6f "
-                  "bound_spread_ms %.6f bound_own_gpu_ms %.6f",
+                  "bound_spread_ms %.6f bound_own_gpu_ms %.6f bound_rests_ms %s",
                   batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.empty_tail_ms, warmup,
-                  cal.rest_ms, cal.spread_ms, cal.own_gpu_ms);
+                  cal.rests.front().rest_ms, cal.spread_ms, cal.own_gpu_ms, rests.c_str());
     write_bench_records(c.name, header, lines, audited);
     write_file(c.name + ".bound", bounds.data(), bounds.size(), false);
     return Fate::OK;

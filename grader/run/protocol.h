@@ -37,6 +37,8 @@ struct Go {
     uint32_t sets;                  // CUDA: calls in this timed batch, set s at offsets + s * set_stride
     uint32_t outputs;               // CUDA, EMPTY: bit j set if buffer j is an output (the calibration kernel)
     uint64_t set_stride;  // CUDA: bytes between two sets; MAP: the region's size
+    uint32_t spin_us;     // CUDA, EMPTY: then keep the GPU busy this long (the calibration's longer calls)
+    uint32_t unused;      // zero; makes the size a multiple of 8 on every ABI
 };
 
 struct Reply {
