@@ -12,7 +12,8 @@
 # Steps are the arguments (default: all, in that order); each is time-limited and logged to $LOGS/<step>.log, so one
 # failure hides nothing of the rest. All of them take about 6-8 min of a GPU machine; in two calls of a warm machine:
 #   bash scripts/device-docker.sh setup engine image doctor submit      then      bash scripts/device-docker.sh engine image fixtures validate
-# (engine and image are kept under /tmp and reused while the machine is the same). Where the engine cannot start, the log says why and what an operator's host needs.
+# (engine and image are kept under /tmp and reused while the machine is the same: dockerd runs in its own session, so
+# a device call that returns does not end it).
 set -uo pipefail
 OUT=${OUT:-$PWD/.out}
 LOGS=${LOGS:-/tmp/kj-docker-logs}  # every step's log; $OUT gets them as one tar.gz (a device call returns 8 files at most)
@@ -65,7 +66,7 @@ start_engine() {
     local name=${driver%%:*} data=${driver#*:}
     echo "-- dockerd --storage-driver=$name --data-root $data"
     mkdir -p "$data" "$PREFIX/exec"
-    LD_LIBRARY_PATH=$libs nohup dockerd --host "$DOCKER_HOST" --data-root "$data" --exec-root "$PREFIX/exec" \
+    LD_LIBRARY_PATH=$libs setsid nohup dockerd --host "$DOCKER_HOST" --data-root "$data" --exec-root "$PREFIX/exec" \
       --pidfile "$PREFIX/dockerd.pid" --storage-driver "$name" --iptables=false --ip-masq=false --bridge=none \
       --exec-opt native.cgroupdriver=cgroupfs --init-path "$root/usr/bin/tini-static" --log-level warn \
       > "$LOGS/dockerd-$name.log" 2>&1 < /dev/null &

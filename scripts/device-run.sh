@@ -2,7 +2,8 @@
 # One batch of GPU work for a lent GPU machine (no network): set up offline from wheelhouse/, then run the
 # steps named as arguments, logging each to $OUT/<step>.log. Steps: grade (make grade PROBLEM=attention), doctor,
 # cli-timings, fixtures, ladder, submit, test-gpu, gpu-supervisor, selftest, bench-solutions, leaderboard, site,
-# validate, repeat, grade-many, cold-submit, startup. PROBLEMS limits the problem-wise steps. Used by developers; the
+# validate, repeat, grade-many, cold-submit, startup, and for the Python tracks python-selftest, python-bench,
+# python-overhead, triton-batch. PROBLEMS limits the problem-wise steps (PYTHON_PROBLEMS the Python ones). Used by developers; the
 # project's own commands do the work. With a wheelhouse made without the dev tools (mypy, ruff), set
 # EXTRAS=test,distributed.
 set -uo pipefail
@@ -67,6 +68,25 @@ pstats.Stats('$OUT/submit.prof').sort_stats('cumulative').print_stats(40)" | cut
   t0=$(now_ns); .venv/bin/python -c "import torch; torch.zeros(1, device='cuda')"
   echo "import torch + CUDA start + exit: $(ms_since "$t0") ms"
 }
+PYTHON_PROBLEMS=${PYTHON_PROBLEMS:-vector-add softmax matmul attention}
+# Per-grading overhead of each track: softmax's top CUDA, Triton and CuPy rungs, each submitted twice (the second
+# finds the CUDA build cached; the Python tracks JIT again, their caches being private to a run).
+python_overhead() {
+  for f in solutions/softmax/04_online.cu solutions/softmax/02_triton_online.py solutions/softmax/02_cupy_block_per_row.py; do
+    for run in 1 2; do
+      local t0; t0=$(now_ns); $G submit softmax "$f" --json > "$OUT/overhead.json"
+      echo "$f run $run: $(ms_since "$t0") ms wall"
+      python3 -c "import json; v = json.load(open('$OUT/overhead.json')); print('  ', v['status'], v.get('score_us'), v['stages_s'], v.get('message', '')[:200])"
+    done
+  done
+}
+# grade-many over a folder of Triton submissions (ten copies of each Triton rung of softmax): throughput.
+triton_batch() {
+  local folder=/tmp/kj-triton-batch; rm -rf "$folder"; mkdir -p "$folder/softmax"
+  for i in $(seq 10); do for f in solutions/softmax/0*_triton_*.py; do cp "$f" "$folder/softmax/r$i-$(basename "$f")"; done; done
+  $G grade-many "$folder" --track triton --no-db -q -o "$OUT/triton-batch.jsonl" --summary-json "$OUT/triton-batch.json"
+  python3 -c "import json; s = json.load(open('$OUT/triton-batch.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')"
+}
 for s in "$@"; do case $s in
   grade)    step grade make grade PROBLEM=attention ;;
   cli-timings) step cli-timings cli_timings ;;
@@ -87,5 +107,9 @@ for s in "$@"; do case $s in
   repeat)   for slug in $PROBLEMS; do step "repeat-$slug" $G bench $slug "$(top_rung "$slug")" --repeat 5; done ;;
   cold-submit) step cold-submit cold_submit ;;
   startup)  TAIL=80 step startup startup ;;
+  python-selftest) TAIL=60 step python-selftest $G selftest $PYTHON_PROBLEMS --track triton --track cupy ;;
+  python-bench) for t in cuda triton cupy; do step "bench-$t" $G bench-solutions $PYTHON_PROBLEMS --track $t; done ;;
+  python-overhead) step python-overhead python_overhead ;;
+  triton-batch) step triton-batch triton_batch ;;
   *) echo "unknown step $s" ;;
 esac; done
