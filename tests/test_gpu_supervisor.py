@@ -36,8 +36,8 @@ extern "C" void kerneljudge_entry(void** p, const int* n) {
 }
 """
 
-# The copy, then one thread keeps the GPU busy SPIN_NS by its global timer; CLAIM scales what the worker's events
-# measure (1: honest; below 1: a forged timer, patched as below).
+# The copy, then one thread keeps the GPU busy SPIN_NS by its global timer. BEFORE_LAUNCH is empty for an honest
+# kernel; TIMER_PATCH defines it to patch the worker's timer first.
 SPIN_COPY = r"""
 #include <cuda_runtime.h>
 __global__ void copy_then_spin(const float* x, float* y, int n) {
@@ -49,30 +49,24 @@ __global__ void copy_then_spin(const float* x, float* y, int n) {
     do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); while (now - start < SPIN_NS);
 }
 extern "C" void kerneljudge_entry(void** p, const int* n) {
+    BEFORE_LAUNCH
     copy_then_spin<<<(n[0] + 255) / 256, 256>>>((const float*)p[0], (float*)p[1], n[0]);
 }
 """
+HONEST = "#define BEFORE_LAUNCH\n"
 
-# The same copy and spin, with the worker's timer patched to claim CLAIM of what its events measure (a forged
+# The worker's cudaEventElapsedTime patched through its GOT to claim CLAIM of what its events measure (a forged
 # timer): the bound must refuse those claims.
-SPIN_COPY_FORGED_TIMER = r"""
+TIMER_PATCH = r"""
 #include <cuda_runtime.h>
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cstring>
-__global__ void copy_then_spin(const float* x, float* y, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = x[i];
-    if (i != 0) return;
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); while (now - start < SPIN_NS);
-}
 using ElapsedFn = cudaError_t (*)(float*, cudaEvent_t, cudaEvent_t);
 static ElapsedFn real_elapsed = cudaEventElapsedTime;
-static cudaError_t tenth(float* ms, cudaEvent_t a, cudaEvent_t b) {
+static cudaError_t scaled(float* ms, cudaEvent_t a, cudaEvent_t b) {
     cudaError_t e = real_elapsed(ms, a, b);
     *ms *= CLAIM;
     return e;
@@ -98,14 +92,11 @@ static int patch(dl_phdr_info* info, size_t, void*) {
         void** slot = (void**)(info->dlpi_addr + r[k].r_offset);
         long page = sysconf(_SC_PAGESIZE);
         mprotect((void*)((uintptr_t)slot & ~(uintptr_t)(page - 1)), page, PROT_READ | PROT_WRITE);
-        *slot = (void*)&tenth;
+        *slot = (void*)&scaled;
     }
     return 1;  // the first object is the worker itself
 }
-extern "C" void kerneljudge_entry(void** p, const int* n) {
-    dl_iterate_phdr(patch, nullptr);
-    copy_then_spin<<<(n[0] + 255) / 256, 256>>>((const float*)p[0], (float*)p[1], n[0]);
-}
+#define BEFORE_LAUNCH dl_iterate_phdr(patch, nullptr);
 """
 
 
@@ -206,7 +197,7 @@ def test_an_honest_kernel_is_believed_and_the_final_call_is_audited(folders):
 
 @pytest.mark.parametrize("spin_us, claim", [(500, 0.1), (1200, 0.8)])
 def test_a_timer_that_claims_less_than_the_kernel_took_is_caught_by_the_bound(folders, spin_us, claim):
-    source = SPIN_COPY_FORGED_TIMER.replace("SPIN_NS", f"{spin_us * 1000}ull").replace("CLAIM", f"{claim}f")
+    source = TIMER_PATCH.replace("CLAIM", f"{claim}f") + SPIN_COPY.replace("SPIN_NS", f"{spin_us * 1000}ull")
     result = _run(folders, source, _request(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
@@ -234,7 +225,7 @@ def test_the_bound_of_an_honest_long_call_is_near_its_true_time(folders, spin_us
     # On the H100 the rest of a call grew with its length (~170 us at 1.1 ms) while the calibration measured it on
     # short calls only: honest 0.6-1.1 ms kernels were refused as forged timers. The calibration now measures it
     # at lengths up to 4 ms.
-    source = SPIN_COPY.replace("SPIN_NS", f"{spin_us * 1000}ull")
+    source = HONEST + SPIN_COPY.replace("SPIN_NS", f"{spin_us * 1000}ull")
     result = _run(folders, source, _request(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
