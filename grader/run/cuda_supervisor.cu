@@ -305,8 +305,6 @@ void warm_gpu() {
     }
 }
 
-// The worker, still free of submission code, runs a kernel that reads every input and writes every output of
-// one set: its event time is true, so the interval's overhead is what the supervisor's clock saw beyond it.
 // `count` calls of the stand-in, each then keeping the GPU busy `spin_us`, back to back; the first `discarded`
 // are not kept. Adds the point (median work, median rest) to cal->rests and widens cal->spread_ms to its IQR.
 Fate measure_rest(const Case& c, uint64_t first, int count, int discarded, uint32_t spin_us, Calibration* cal,
@@ -338,6 +336,9 @@ void shape_rests(std::vector<RestAt>* rests) {
     }
 }
 
+// The worker, still free of submission code, runs a kernel that reads every input and writes every output of
+// one set (then, for the longer calls, keeps the GPU busy): its event time is true, so the interval's overhead is
+// what the supervisor's clock saw beyond it.
 Fate calibrate(const Case& c, Calibration* cal) {
     std::vector<double> own, calls, tails;
     // inputs no call of the case will ever get
