@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One batch of GPU work for a lent GPU machine (no network): set up offline from wheelhouse/, then run the
-# steps named as arguments, logging each to $OUT/<step>.log. Steps: grade (make grade PROBLEM=attention), doctor,
+# steps named as arguments, logging each to $LOGS/<step>.log (default /tmp/kj-device-run); after every step all of
+# $LOGS is packed into $OUT/device-run-logs.tgz, since a device call brings back 8 files at most (and a call cut off
+# at its time limit still brings back the last pack). Steps: grade (make grade PROBLEM=attention), doctor,
 # cli-timings, fixtures, ladder, submit, test-gpu, gpu-supervisor, selftest, bench-solutions, leaderboard, site,
 # validate, repeat, grade-many, cold-submit, startup, and for the Python tracks python-selftest, python-bench,
 # python-overhead, triton-batch. PROBLEMS limits the problem-wise steps (PYTHON_PROBLEMS the Python ones). Used by developers; the
@@ -8,12 +10,14 @@
 # EXTRAS=test,distributed.
 set -uo pipefail
 OUT=${OUT:-$PWD/.out}
-mkdir -p "$OUT"
+LOGS=${LOGS:-/tmp/kj-device-run}
+mkdir -p "$OUT" "$LOGS"
+pack() { tar -czf "$OUT/device-run-logs.tgz" -C "$LOGS" . 2> /dev/null; }
 export PYTHONUNBUFFERED=1 KERNELJUDGE_DATA=${KERNELJUDGE_DATA:-/tmp/kj-data} COLUMNS=${COLUMNS:-200}
-make setup PYTHON=python3 >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
+make setup PYTHON=python3 >"$LOGS/setup.log" 2>&1 || { tail -30 "$LOGS/setup.log"; exit 1; }
 G=.venv/bin/grader
 step() { local name=$1; shift; echo "== $name"; local t0=$SECONDS;
-  "$@" 2>&1 | tee "$OUT/$name.log" | tail -${TAIL:-25}; echo "== $name took $((SECONDS - t0)) s"; }
+  "$@" 2>&1 | tee "$LOGS/$name.log" | tail -${TAIL:-25}; echo "== $name took $((SECONDS - t0)) s"; pack; }
 PROBLEMS=${PROBLEMS:-$(ls problems | grep -v '^ORDER$')}
 top_rung() { ls solutions/"$1"/0*.cu | tail -1; }  # the last CUDA rung of a problem's ladder
 now_ns() { date +%s%N; }
@@ -22,10 +26,10 @@ ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }  # milliseconds since a n
 grade_many() {
   local folder=/tmp/kj-ladders; rm -rf "$folder"
   for slug in $PROBLEMS; do mkdir -p "$folder/$slug"; cp solutions/"$slug"/*.cu "$folder/$slug/" 2>/dev/null; done
-  $G grade-many "$folder" --track cuda --no-db -q -o "$OUT/grade-many.jsonl" --summary-json "$OUT/grade-many-summary.json"
+  $G grade-many "$folder" --track cuda --no-db -q -o "$LOGS/grade-many.jsonl" --summary-json "$LOGS/grade-many-summary.json"
   python3 -c "
-import json; s = json.load(open('$OUT/grade-many-summary.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')
-for line in open('$OUT/grade-many.jsonl'):
+import json; s = json.load(open('$LOGS/grade-many-summary.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')
+for line in open('$LOGS/grade-many.jsonl'):
     v = json.loads(line)
     if v.get('status') != 'accepted': print(v.get('file'), v.get('message'))"
 }
@@ -34,9 +38,9 @@ cold_submit() {
   local f; f=$(top_rung attention)
   for run in uncached cached; do
     [ $run = uncached ] && rm -rf "${KERNELJUDGE_CACHE:-$HOME/.cache/kerneljudge}/builds"
-    local t0; t0=$(now_ns); $G submit attention "$f" --json > "$OUT/$run.json"
+    local t0; t0=$(now_ns); $G submit attention "$f" --json > "$LOGS/$run.json"
     echo "$run: $(ms_since "$t0") ms wall for: grader submit attention $f --json"
-    python3 -c "import json; v=json.load(open('$OUT/$run.json')); print(v['status'], v['score_us'], v['stages_s'])"
+    python3 -c "import json; v=json.load(open('$LOGS/$run.json')); print(v['status'], v['score_us'], v['stages_s'])"
   done
 }
 # Wall time of each quick command (three runs each), then of a cached submit of the attention top rung (three runs).
@@ -57,13 +61,13 @@ startup() {
   local f; f=$(top_rung attention)
   $G submit attention "$f" --json > /dev/null  # built and cached; ceilings measured
   local t0; t0=$(now_ns)
-  .venv/bin/python -m cProfile -o "$OUT/submit.prof" -m grader.cli.main submit attention "$f" --json > "$OUT/startup.json"
+  .venv/bin/python -m cProfile -o "$LOGS/submit.prof" -m grader.cli.main submit attention "$f" --json > "$LOGS/startup.json"
   echo "profiled cached submit: $(ms_since "$t0") ms wall"
   .venv/bin/python -c "
-import json, pstats; print('stages', json.load(open('$OUT/startup.json'))['stages_s'])
-pstats.Stats('$OUT/submit.prof').sort_stats('cumulative').print_stats(40)" | cut -c1-160
-  .venv/bin/python -X importtime -c "import grader.cli.main" 2> "$OUT/importtime.txt"
-  sort -t'|' -k2 -n "$OUT/importtime.txt" | tail -15
+import json, pstats; print('stages', json.load(open('$LOGS/startup.json'))['stages_s'])
+pstats.Stats('$LOGS/submit.prof').sort_stats('cumulative').print_stats(40)" | cut -c1-160
+  .venv/bin/python -X importtime -c "import grader.cli.main" 2> "$LOGS/importtime.txt"
+  sort -t'|' -k2 -n "$LOGS/importtime.txt" | tail -15
   t0=$(now_ns); .venv/bin/python -c "import torch"; echo "import torch: $(ms_since "$t0") ms"
   t0=$(now_ns); .venv/bin/python -c "import torch; torch.zeros(1, device='cuda')"
   echo "import torch + CUDA start + exit: $(ms_since "$t0") ms"
@@ -74,9 +78,9 @@ PYTHON_PROBLEMS=${PYTHON_PROBLEMS:-vector-add softmax matmul attention}
 python_overhead() {
   for f in solutions/softmax/04_online.cu solutions/softmax/02_triton_online.py solutions/softmax/02_cupy_block_per_row.py; do
     for run in 1 2; do
-      local t0; t0=$(now_ns); $G submit softmax "$f" --json > "$OUT/overhead.json"
+      local t0; t0=$(now_ns); $G submit softmax "$f" --json > "$LOGS/overhead.json"
       echo "$f run $run: $(ms_since "$t0") ms wall"
-      python3 -c "import json; v = json.load(open('$OUT/overhead.json')); print('  ', v['status'], v.get('score_us'), v['stages_s'], v.get('message', '')[:200])"
+      python3 -c "import json; v = json.load(open('$LOGS/overhead.json')); print('  ', v['status'], v.get('score_us'), v['stages_s'], v.get('message', '')[:200])"
     done
   done
 }
@@ -84,8 +88,8 @@ python_overhead() {
 triton_batch() {
   local folder=/tmp/kj-triton-batch; rm -rf "$folder"; mkdir -p "$folder/softmax"
   for i in $(seq 10); do for f in solutions/softmax/0*_triton_*.py; do cp "$f" "$folder/softmax/r$i-$(basename "$f")"; done; done
-  $G grade-many "$folder" --track triton --no-db -q -o "$OUT/triton-batch.jsonl" --summary-json "$OUT/triton-batch.json"
-  python3 -c "import json; s = json.load(open('$OUT/triton-batch.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')"
+  $G grade-many "$folder" --track triton --no-db -q -o "$LOGS/triton-batch.jsonl" --summary-json "$LOGS/triton-batch.json"
+  python3 -c "import json; s = json.load(open('$LOGS/triton-batch.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')"
 }
 for s in "$@"; do case $s in
   grade)    step grade make grade PROBLEM=attention ;;
@@ -95,14 +99,14 @@ for s in "$@"; do case $s in
   ladder)   for slug in $PROBLEMS; do for f in solutions/$slug/0*.cu; do
               step "test-$slug-$(basename "$f" .cu)" $G test "$slug" "$f"; done; done ;;
   submit)   for slug in $PROBLEMS; do f=$(top_rung "$slug");
-              step "submit-$slug" bash -c "time $G submit $slug $f --json > $OUT/submit-$slug.json; tail -c 1500 $OUT/submit-$slug.json"; done ;;
+              step "submit-$slug" bash -c "time $G submit $slug $f --json > $LOGS/submit-$slug.json; tail -c 1500 $LOGS/submit-$slug.json"; done ;;
   test-gpu) step test-gpu make test-gpu ;;
   gpu-supervisor) step gpu-supervisor .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_gpu_supervisor.py ;;
   grade-many) step grade-many grade_many ;;
   selftest) step selftest $G selftest ;;
   bench-solutions) step bench-solutions $G bench-solutions $PROBLEMS ;;
   leaderboard) for slug in $PROBLEMS; do step "leaderboard-$slug" $G leaderboard $slug; done ;;
-  site)     step site $G render --out /tmp/kj-site && tar -C /tmp -czf "$OUT/site.tar.gz" kj-site ;;
+  site)     step site $G render --out /tmp/kj-site && tar -C /tmp -czf "$LOGS/site.tar.gz" kj-site; pack ;;
   validate) step validate $G validate-timing $PROBLEMS ;;
   repeat)   for slug in $PROBLEMS; do step "repeat-$slug" $G bench $slug "$(top_rung "$slug")" --repeat 5; done ;;
   cold-submit) step cold-submit cold_submit ;;
