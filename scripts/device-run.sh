@@ -101,7 +101,7 @@ for s in "$@"; do case $s in
   submit)   for slug in $PROBLEMS; do f=$(top_rung "$slug");
               step "submit-$slug" bash -c "time $G submit $slug $f --json > $LOGS/submit-$slug.json; tail -c 1500 $LOGS/submit-$slug.json"; done ;;
   test-gpu) step test-gpu make test-gpu ;;
-  gpu-supervisor) step gpu-supervisor .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_gpu_supervisor.py ;;
+  gpu-supervisor) step gpu-supervisor .venv/bin/python -m pytest -q -s -p no:cacheprovider tests/test_gpu_supervisor.py ;;
   grade-many) step grade-many grade_many ;;
   selftest) step selftest $G selftest ;;
   bench-solutions) step bench-solutions $G bench-solutions $PROBLEMS ;;
