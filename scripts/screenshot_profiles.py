@@ -11,15 +11,13 @@ a profile.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from cdp import Browser  # the site tests' own CDP client
+from cdp import Browser  # the site tests' own CDP client and static server
+from static_site import served
 
 CHECKS = {
     "one roofline chart": "document.querySelectorAll('#roofline svg').length === 1",
@@ -35,12 +33,8 @@ def main(site: Path, out: Path) -> int:
         sys.stderr.write(f"no submission page under {site} has a profile (grader submit --profile stores one)\n")
         return 1
     out.mkdir(parents=True, exist_ok=True)
-    handler = functools.partial(_Quiet, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_port}/"
     failed = 0
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, served(site) as base:
         browser = Browser("/usr/bin/chromium", Path(scratch))
         try:
             for page in pages:
@@ -54,13 +48,7 @@ def main(site: Path, out: Path) -> int:
                     sys.stdout.write(f"{shot}: {'FAILED ' + ', '.join(bad) if bad else 'ok'}\n")
         finally:
             browser.close()
-            server.shutdown()
     return 1 if failed else 0
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 if __name__ == "__main__":

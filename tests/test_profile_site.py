@@ -4,16 +4,14 @@ where Chromium is installed, in a real browser, whose screenshots land in build/
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import re
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import static_site
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 from grader.perf.ceilings import Ceilings
@@ -107,17 +105,8 @@ def test_the_baseline_page_shows_its_eager_times(site):
 
 @pytest.fixture(scope="module")
 def served(site):
-    handler = functools.partial(_Quiet, directory=str(site["out"]))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-    server.server_close()
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+    with static_site.served(site["out"]) as url:
+        yield url
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Chromium (.ci/browser-setup.sh installs it)")

@@ -7,15 +7,13 @@ screenshots of each page kind (light, dark, phone) under build/screenshots/ and 
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import threading
 import urllib.request
 from pathlib import Path
 from urllib.parse import urldefrag
 
 import pytest
+import static_site
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 from grader.judge import pipeline
@@ -101,17 +99,8 @@ def test_submission_page_shows_verdict_benchmarks_and_source(site):
 
 @pytest.fixture(scope="module")
 def served(site):
-    handler = functools.partial(_QuietHandler, directory=str(site["out"]))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-    server.server_close()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+    with static_site.served(site["out"]) as url:
+        yield url
 
 
 def _problems(browser, base: str) -> list[str]:

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import functools
-import http.server
 import re
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import static_site
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 from grader.records import leaderboard, storage
@@ -119,17 +117,8 @@ def test_recent_submissions_can_be_filtered_too(site):
 
 @pytest.fixture(scope="module")
 def served(site):
-    handler = functools.partial(_QuietHandler, directory=str(site["out"]))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-    server.server_close()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+    with static_site.served(site["out"]) as url:
+        yield url
 
 
 def _shoot(browser, anchor: str, path: Path) -> None:
