@@ -3,35 +3,39 @@
 # ncu run of the same binary, recorded fixtures, fair PyTorch baselines, and the site with profiles.
 # Run from the repository root after `make setup` (it runs setup itself, offline from wheelhouse/), with OUT set:
 #   OUT=$OUT bash scripts/device-profile.sh [STEP...]        (default: every step, in this order)
-# Steps (each logs to $OUT/<step>.log; each fits one 10-minute command on its own):
+# Steps (each logs to $LOGS/<step>.log, default /tmp/kj-device-profile; after each, $LOGS is packed into
+# $OUT/device-profile-logs.tgz, the .ncu-rep files left out but for the fixtures' (a device call returns 8 files of
+# 16 MiB at most); each fits one 10-minute command on its own):
 #   check     ncu's version, the driver's profiling permission, ncu in the sandbox on one rung (and why not)
 #   ladders   grader profile --json --raw --export-run for every CUDA rung of PROBLEMS (default: all), sandboxed,
 #             or --unsandboxed where `check` found the sandbox refusing ncu; then the table of each (--show).
 #             Split it over calls with PROBLEMS="softmax matmul" etc. if one call would pass 10 minutes
 #   direct    ncu run by hand on the top rungs' exported harness+library, compared with grader profile's figures
-#   fixtures  one naive and one top rung's .ncu-rep, CSV and JSON copied to $OUT/fixtures/ (test fixtures)
+#   fixtures  one naive and one top rung's .ncu-rep, CSV and JSON copied to $LOGS/fixtures/ (test fixtures)
 #   baselines PyTorch's first benchmark per problem: CUDA-graph replay against the eager call; the gpu tests
-#   site      grader submit --profile of the softmax ladder's naive and top rungs, then grader render to $OUT/site
+#   site      grader submit --profile of the softmax ladder's naive and top rungs, then grader render to $LOGS/site
 set -uo pipefail
 OUT=${OUT:-$PWD/.out}
-mkdir -p "$OUT"
+LOGS=${LOGS:-/tmp/kj-device-profile}
+mkdir -p "$OUT" "$LOGS"
+pack() { tar -czf "$OUT/device-profile-logs.tgz" --exclude='./profiles/*.ncu-rep' --exclude='./site' -C "$LOGS" . 2> /dev/null; }
 export PYTHONUNBUFFERED=1 KERNELJUDGE_DATA=${KERNELJUDGE_DATA:-/tmp/kj-profile-data} COLUMNS=${COLUMNS:-160}
-make setup PYTHON=python3 >"$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
+make setup PYTHON=python3 >"$LOGS/setup.log" 2>&1 || { tail -30 "$LOGS/setup.log"; exit 1; }
 G=.venv/bin/grader
 PY=.venv/bin/python
 PROBLEMS=${PROBLEMS:-$(ls problems | grep -v '^ORDER$')}
-# Profiles are kept outside $OUT (a fresh folder each call) while the machine stays warm, so a later call's steps
-# reuse them; any step that finds one missing makes it itself. Each step copies what it made to $OUT/profiles.
+# Profiles are kept outside $LOGS while the machine stays warm, so a later call's steps reuse them; any step that
+# finds one missing makes it itself. Each step copies what it made to $LOGS/profiles.
 PROFILES=${PROFILE_WORK:-/tmp/kj-profile}
 MODE_FILE=$PROFILES/mode  # "" (sandboxed) or "--unsandboxed", decided by `check` (else decided on first use)
-mkdir -p "$PROFILES" "$OUT/profiles"
-keep() { cp -r "$PROFILES"/. "$OUT/profiles/" 2>/dev/null; rm -rf "$OUT"/profiles/*.run/runner "$OUT"/profiles/*.run/lib.so; }
+mkdir -p "$PROFILES" "$LOGS/profiles"
+keep() { cp -r "$PROFILES"/. "$LOGS/profiles/" 2>/dev/null; rm -rf "$LOGS"/profiles/*.run/runner "$LOGS"/profiles/*.run/lib.so; }
 ncu_bin() {
   local found; found=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | sort | tail -1)
   echo "${found:-/usr/local/cuda/bin/ncu}"
 }
 step() { local name=$1; shift; echo "== $name"; local t0=$SECONDS
-  "$@" 2>&1 | tee "$OUT/$name.log" | tail -"${TAIL:-40}"; echo "== $name took $((SECONDS - t0)) s"; }
+  "$@" 2>&1 | tee "$LOGS/$name.log" | tail -"${TAIL:-40}"; echo "== $name took $((SECONDS - t0)) s"; pack; }
 rungs() { for slug in $PROBLEMS; do ls solutions/"$slug"/0*.cu 2>/dev/null; done; }
 top_rungs() { for slug in $PROBLEMS; do ls solutions/"$slug"/0*.cu 2>/dev/null | tail -1; done; }
 
@@ -51,7 +55,7 @@ check() {
 }
 
 mode() {  # the sandbox question, answered once: sandboxed if ncu works there, else --unsandboxed (ladders only)
-  [ -f "$MODE_FILE" ] || check >"$OUT/check.log" 2>&1
+  [ -f "$MODE_FILE" ] || check >"$LOGS/check.log" 2>&1
   cat "$MODE_FILE"
 }
 
@@ -109,16 +113,16 @@ direct() {
 }
 
 fixtures() {
-  mkdir -p "$OUT/fixtures"
+  mkdir -p "$LOGS/fixtures"
   for name in softmax-01_naive softmax-04_online matmul-01_naive matmul-04_tf32x3_mma; do
     local run=$PROFILES/$name.run
     ensure "solutions/${name%%-0*}/0${name#*-0}.cu"
     [ -f "$run/raw.csv" ] || { echo "no $name (see $name.err)"; continue; }
     local bench; bench=$("$PY" -c "import json; print(json.load(open('$PROFILES/$name.json'))['benchmark'])")
-    cp "$run/raw.csv" "$OUT/fixtures/$name-$bench.csv"
-    cp "$PROFILES/$name.ncu-rep" "$OUT/fixtures/$name-$bench.ncu-rep"
-    cp "$PROFILES/$name.json" "$OUT/fixtures/$name-$bench.json"
-    ls -la "$OUT/fixtures/$name-$bench".*
+    cp "$run/raw.csv" "$LOGS/fixtures/$name-$bench.csv"
+    cp "$PROFILES/$name.ncu-rep" "$LOGS/fixtures/$name-$bench.ncu-rep"
+    cp "$PROFILES/$name.json" "$LOGS/fixtures/$name-$bench.json"
+    ls -la "$LOGS/fixtures/$name-$bench".*
   done
 }
 
@@ -158,7 +162,7 @@ for r in timed:
 EOF
   $G leaderboard softmax
   $G leaderboard softmax --by sol
-  $G render --out "$OUT/site" && tar -C "$OUT" -czf "$OUT/site.tar.gz" site && ls "$OUT/site/submissions" | head
+  $G render --out "$LOGS/site" && tar -C "$LOGS" -czf "$LOGS/site.tar.gz" site && ls "$LOGS/site/submissions" | head
 }
 
 for s in "${@:-check ladders direct fixtures baselines site}"; do for one in $s; do case $one in
