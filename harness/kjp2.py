@@ -2,7 +2,7 @@
 byte for byte, packed with struct in the machine's own layout (native sizes and alignment, as the C structs).
 
     Go    magic u32, kind u32, call u64, buffers u32, ints u32, offsets u64[16], values i32[16], sets u32,
-          outputs u32, set_stride u64, spin_us u32, unused u32                                   (240 bytes)
+          outputs u32, set_stride u64, spin_us u32, unused u32                              (240 bytes)
     Reply magic u32, kind u32, call u64, call_ms f64, tail_ms f64                            (32 bytes)
 
 A Go arrives in one SEQPACKET packet, MAP with the device memory's file descriptor (SCM_RIGHTS); a packet of

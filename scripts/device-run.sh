@@ -22,25 +22,36 @@ PROBLEMS=${PROBLEMS:-$(ls problems | grep -v '^ORDER$')}
 top_rung() { ls solutions/"$1"/0*.cu | tail -1; }  # the last CUDA rung of a problem's ladder
 now_ns() { date +%s%N; }
 ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }  # milliseconds since a now_ns reading
+# grade-many over FOLDER on TRACK, kept as $LOGS/NAME.jsonl and NAME-summary.json: throughput, and every
+# grading that was not accepted.
+grade_folder() {
+  local name=$1 track=$2 folder=$3
+  $G grade-many "$folder" --track "$track" --no-db -q -o "$LOGS/$name.jsonl" --summary-json "$LOGS/$name-summary.json"
+  python3 -c "
+import json; s = json.load(open('$LOGS/$name-summary.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')
+for line in open('$LOGS/$name.jsonl'):
+    v = json.loads(line)
+    if v.get('status') != 'accepted': print(v.get('file'), v.get('message'))"
+}
+# grader submit PROBLEM FILE --json into $LOGS/NAME.json, with its wall time, verdict, score and stages.
+timed_submit() {
+  local problem=$1 file=$2 name=$3 t0; t0=$(now_ns)
+  $G submit "$problem" "$file" --json > "$LOGS/$name.json"
+  echo "$name: $(ms_since "$t0") ms wall for: grader submit $problem $file --json"
+  python3 -c "import json; v = json.load(open('$LOGS/$name.json')); print('  ', v['status'], v.get('score_us'), v['stages_s'], v.get('message', '')[:200])"
+}
 # Every CUDA rung of PROBLEMS graded at once, as a batch grader would (throughput, and no honest rung refused).
 grade_many() {
   local folder=/tmp/kj-ladders; rm -rf "$folder"
   for slug in $PROBLEMS; do mkdir -p "$folder/$slug"; cp solutions/"$slug"/*.cu "$folder/$slug/" 2>/dev/null; done
-  $G grade-many "$folder" --track cuda --no-db -q -o "$LOGS/grade-many.jsonl" --summary-json "$LOGS/grade-many-summary.json"
-  python3 -c "
-import json; s = json.load(open('$LOGS/grade-many-summary.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')
-for line in open('$LOGS/grade-many.jsonl'):
-    v = json.loads(line)
-    if v.get('status') != 'accepted': print(v.get('file'), v.get('message'))"
+  grade_folder grade-many cuda "$folder"
 }
 # The flash-attention submit with its build removed from the cache, then again with the build cached.
 cold_submit() {
   local f; f=$(top_rung attention)
   for run in uncached cached; do
     [ $run = uncached ] && rm -rf "${KERNELJUDGE_CACHE:-$HOME/.cache/kerneljudge}/builds"
-    local t0; t0=$(now_ns); $G submit attention "$f" --json > "$LOGS/$run.json"
-    echo "$run: $(ms_since "$t0") ms wall for: grader submit attention $f --json"
-    python3 -c "import json; v=json.load(open('$LOGS/$run.json')); print(v['status'], v['score_us'], v['stages_s'])"
+    timed_submit attention "$f" "$run"
   done
 }
 # Wall time of each quick command (three runs each), then of a cached submit of the attention top rung (three runs).
@@ -77,19 +88,14 @@ PYTHON_PROBLEMS=${PYTHON_PROBLEMS:-vector-add softmax matmul attention}
 # finds the CUDA build cached; the Python tracks JIT again, their caches being private to a run).
 python_overhead() {
   for f in solutions/softmax/04_online.cu solutions/softmax/02_triton_online.py solutions/softmax/02_cupy_block_per_row.py; do
-    for run in 1 2; do
-      local t0; t0=$(now_ns); $G submit softmax "$f" --json > "$LOGS/overhead.json"
-      echo "$f run $run: $(ms_since "$t0") ms wall"
-      python3 -c "import json; v = json.load(open('$LOGS/overhead.json')); print('  ', v['status'], v.get('score_us'), v['stages_s'], v.get('message', '')[:200])"
-    done
+    for run in 1 2; do timed_submit softmax "$f" "overhead-$(basename "$f")-$run"; done
   done
 }
 # grade-many over a folder of Triton submissions (ten copies of each Triton rung of softmax): throughput.
 triton_batch() {
   local folder=/tmp/kj-triton-batch; rm -rf "$folder"; mkdir -p "$folder/softmax"
   for i in $(seq 10); do for f in solutions/softmax/0*_triton_*.py; do cp "$f" "$folder/softmax/r$i-$(basename "$f")"; done; done
-  $G grade-many "$folder" --track triton --no-db -q -o "$LOGS/triton-batch.jsonl" --summary-json "$LOGS/triton-batch.json"
-  python3 -c "import json; s = json.load(open('$LOGS/triton-batch.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')"
+  grade_folder triton-batch triton "$folder"
 }
 for s in "$@"; do case $s in
   grade)    step grade make grade PROBLEM=attention ;;
