@@ -412,6 +412,22 @@ def test_each_run_gets_a_fresh_uid_no_one_else_has(tmp_path, monkeypatch):
         busy.wait()
 
 
+@needs_root
+def test_a_run_has_a_user_name_though_its_uid_has_no_password_entry():
+    # PyTorch and Triton name their caches after getpass.getuser(); on the H100 every Triton fixture that reached
+    # that code died with "KeyError: getpwuid(): uid not found: 61112" until the sandbox said who the run is.
+    outcome = sandboxed("""
+        import getpass, os, pwd
+        try:
+            pwd.getpwuid(os.getuid())
+            print("has an entry")
+        except KeyError:
+            print("no entry, user", getpass.getuser())
+    """)
+    assert outcome.returncode == 0, outcome.stderr
+    assert outcome.stdout.strip() == "no entry, user sandbox"
+
+
 def test_every_layer_is_in_force_or_says_why_not():
     found = layers.probe()
     names = {item.name for item in found}

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Protocol
 
 OUTPUT_TAIL = 8192  # bytes of stdout and of stderr an Outcome keeps
+# Who a run is to libraries that ask the environment before the password database (getpass.getuser(): PyTorch
+# and Triton name their caches with it): the sandbox's uid has no entry there, and asking it raises.
+RUN_USER_ENV = {"USER": "sandbox", "LOGNAME": "sandbox"}
 
 
 @dataclass(frozen=True)

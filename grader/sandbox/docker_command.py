@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grader import settings
 from grader.sandbox import docker_fds
-from grader.sandbox.base import Limits
+from grader.sandbox.base import RUN_USER_ENV, Limits
 from grader.sandbox.docker_engine import LABEL, NOBODY, owner
 
 INSIDE = "/work"  # where the working directory is mounted in the container
@@ -116,7 +116,7 @@ def _inside_path(value: str, workdir: Path) -> str:
 
 
 def _inside_env(env: dict[str, str] | None, workdir: Path) -> dict[str, str]:
-    inside = {"HOME": INSIDE, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+    inside = {"HOME": INSIDE, "TMPDIR": "/tmp", "LANG": "C.UTF-8", **RUN_USER_ENV}
     for key, value in (env or {}).items():
         if key not in DROPPED_ENV:
             inside[key] = _inside_path(value, workdir)

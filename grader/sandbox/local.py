@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader.sandbox import layers, namespaces, procfs, uids, workspace
-from grader.sandbox.base import Limits, Outcome
+from grader.sandbox.base import RUN_USER_ENV, Limits, Outcome
 from grader.sandbox.cgroups import RunCgroup
 from grader.sandbox.layers import probe_isolation
 from grader.sandbox.procfs import owner as _owner
@@ -178,6 +178,7 @@ def _clean_env(workdir: Path, env: dict[str, str] | None) -> dict[str, str]:
         "HOME": str(workdir),
         "TMPDIR": str(workdir),
         "LANG": "C.UTF-8",
+        **RUN_USER_ENV,
         **(env or {}),
     }
 
