@@ -48,6 +48,14 @@ constexpr int LONG_CALLS = 8, LONG_CALLS_DISCARDED = 2;
 constexpr double REST_SLOPE_CAP = 0.5;  // the rest may grow by at most this much per ms of work (see rest_for)
 constexpr double GPU_WARMUP_MS = 200;  // the GPU's clocks up before the calibration, as they are during the calls
 constexpr double OWN_GPU_ALLOWANCE = 1.05;  // the supervisor's GPU work may take this much longer than calibrated
+// How the CPU's idle states stretch a call's rest: a core that idles through a call wakes from a deep C-state in
+// hundreds of microseconds, by an amount that varies from call to call (on the H100 host, rests of 0.4-0.8 ms and
+// a calibration spread up to 2.7 ms). So the supervisor waits for DONE without sleeping for up to CALL_SPIN_MS,
+// and for the run asks the kernel (PM QoS, /dev/cpu_dma_latency) to keep every core within CPU_WAKE_LATENCY_US
+// of waking, which covers the worker's threads too; where the grader's user may not (the device is root's by
+// default), the header says so and the calibration measures what the deep states cost.
+constexpr double CALL_SPIN_MS = 50;
+constexpr int32_t CPU_WAKE_LATENCY_US = 10;
 
 void check(cudaError_t error, const char* during) {
     if (error != cudaSuccess) die(EXIT_INTERNAL, std::string("CUDA error during ") + during + ": " + cudaGetErrorString(error));
@@ -200,6 +208,16 @@ struct Call {
 };
 
 cudaEvent_t g_marks[4];
+int g_wake_latency_held = 0;  // 1 while this process holds the PM QoS request (see CPU_WAKE_LATENCY_US)
+
+// Asks that no core sleep deeper than CPU_WAKE_LATENCY_US can wake from, for as long as this process lives (the
+// kernel drops the request when the descriptor closes, at exit). Where the device may not be opened, nothing.
+void hold_cpu_wake_latency() {
+    const int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    g_wake_latency_held = write(fd, &CPU_WAKE_LATENCY_US, sizeof CPU_WAKE_LATENCY_US) == sizeof CPU_WAKE_LATENCY_US;
+    if (!g_wake_latency_held) close(fd);
+}
 
 double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
     float ms = 0;
@@ -228,7 +246,7 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
     check(cudaStreamSynchronize(g_stream), "making the inputs");
     thaw();
     send_go(go);
-    fate = receive(kjp::DONE, index, &out->reply);
+    fate = receive(kjp::DONE, index, &out->reply, CALL_SPIN_MS);
     Fate frozen = freeze();
     check(cudaEventRecord(g_marks[2], g_stream), "keeping the outputs");
     if (fate == Fate::OK && frozen == Fate::OK) snapshot(c, sets, timed);
@@ -246,6 +264,7 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
 // worker's work, and the supervisor's GPU work per set, while the worker is still free of submission code.
 struct RestAt {
     double work_ms, rest_ms;  // medians over calls of one length: the worker's event time, and the rest
+    double spread_ms;         // the interquartile range of the rest at this length
 };
 
 struct Calibration {
@@ -291,7 +310,7 @@ Fate empty_call(kjp::Reply* reply) {
     go.magic = kjp::MAGIC, go.kind = kjp::EMPTY, go.sets = 1, go.set_stride = ALIGN;
     thaw();
     send_go(go);
-    Fate fate = receive(kjp::DONE, 0, reply);
+    Fate fate = receive(kjp::DONE, 0, reply, CALL_SPIN_MS);
     Fate frozen = freeze();
     return fate != Fate::OK ? fate : frozen;
 }
@@ -319,8 +338,9 @@ Fate measure_rest(const Case& c, uint64_t first, int count, int discarded, uint3
         works.push_back(one.reply.call_ms);
         own->push_back(one.own_gpu_ms);
     }
-    cal->rests.push_back({median_of(works), median_of(rests)});
-    cal->spread_ms = std::max(cal->spread_ms, percentile(rests, 0.75) - percentile(rests, 0.25));
+    const double spread = percentile(rests, 0.75) - percentile(rests, 0.25);
+    cal->rests.push_back({median_of(works), median_of(rests), spread});
+    cal->spread_ms = std::max(cal->spread_ms, spread);
     return Fate::OK;
 }
 
@@ -456,18 +476,19 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     }
     Fate fate = one_call(true, &ms, &tail);  // indistinguishable from the others; not a sample
     if (fate != Fate::OK) return fate;
-    std::string rests;  // work_ms:rest_ms of each calibrated length, for whoever reads the record
+    std::string rests;  // work_ms:rest_ms:spread_ms of each calibrated length, for whoever reads the record
     for (const RestAt& r : cal.rests) {
-        char point[48];
-        std::snprintf(point, sizeof point, "%s%.4f:%.4f", rests.empty() ? "" : ",", r.work_ms, r.rest_ms);
+        char point[64];
+        std::snprintf(point, sizeof point, "%s%.4f:%.4f:%.4f", rests.empty() ? "" : ",", r.work_ms, r.rest_ms,
+                      r.spread_ms);
         rests += point;
     }
-    char header[480];
+    char header[560];
     std::snprintf(header, sizeof header,
                   "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d bound_rest_ms %.6f "
-                  "bound_spread_ms %.6f bound_own_gpu_ms %.6f bound_rests_ms %s",
+                  "bound_spread_ms %.6f bound_own_gpu_ms %.6f bound_rests_ms %s cpu_wake_latency_held %d",
                   batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.empty_tail_ms, warmup,
-                  cal.rests.front().rest_ms, cal.spread_ms, cal.own_gpu_ms, rests.c_str());
+                  cal.rests.front().rest_ms, cal.spread_ms, cal.own_gpu_ms, rests.c_str(), g_wake_latency_held);
     write_bench_records(c.name, header, lines, audited);
     write_file(c.name + ".bound", bounds.data(), bounds.size(), false);
     return Fate::OK;
@@ -478,6 +499,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
 int main(int argc, char** argv) {
     if (argc != 3) die(EXIT_INTERNAL, "usage: cuda_supervisor CONTROL_FD PIDFD < request");
     Request request = start(std::atoi(argv[1]), std::atoi(argv[2]));
+    hold_cpu_wake_latency();
     check(cudaSetDevice(0), "device start");
     check(cudaFree(nullptr), "device start");
     check(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking), "device start");
