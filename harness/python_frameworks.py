@@ -11,7 +11,9 @@ through it. The framework is imported here, before the submission is loaded and 
 
 from __future__ import annotations
 
+import functools
 import os
+import platform
 from typing import Any
 
 # the request's element tokens as __cuda_array_interface__ typestrs; bfloat16 travels as its 16 bits
@@ -47,6 +49,7 @@ class TorchFramework:
         folder = loaded_library_folder("libcuda.so")
         if folder:
             os.environ.setdefault("TRITON_LIBCUDA_PATH", folder)
+        remember_platform_architecture()
 
     def array(self, address: int, shape: tuple[int, ...], token: str) -> Any:
         tensor = self.torch.as_tensor(_Interface(address, shape, token), device="cuda")
@@ -154,6 +157,16 @@ def loaded_library_folder(prefix: str, maps: str = "/proc/self/maps") -> str:
     return ""
 
 
+def remember_platform_architecture() -> None:
+    """Answer platform.architecture() now and from memory afterwards: it runs the `file` program on the
+    interpreter, and Triton asks it to key its launcher's cache (triton.runtime.build.platform_key), so inside
+    solve it would start a program that is not the JIT's (refused: landlock.jit_programs)."""
+    if not isinstance(platform.architecture, functools._lru_cache_wrapper):
+        platform.architecture = functools.lru_cache(maxsize=None)(platform.architecture)
+    platform.architecture()
+
+
 def start(track: str) -> TorchFramework | CupyFramework:
     """The track's framework, with CUDA started on device 0."""
     return TorchFramework() if track == "triton" else CupyFramework()
+

@@ -181,6 +181,26 @@ def test_triton_is_told_where_the_loaded_libcuda_is_so_it_never_runs_ldconfig(tm
     assert not any("ldconfig" in program for program in landlock.jit_programs("triton"))
 
 
+def test_platform_architecture_is_answered_before_solve_so_triton_starts_no_file_program():
+    # On the H100 every Triton rung was refused with "starting file is not allowed": Triton keys its launcher's
+    # cache by platform.architecture(), which runs `file` on the interpreter. The worker answers it beforehand.
+    child = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent("""
+            import platform, sys
+            from harness.python_frameworks import remember_platform_architecture
+            remember_platform_architecture()
+            started = []
+            sys.addaudithook(lambda event, args: started.append(args[0]) if event == "subprocess.Popen" else None)
+            from platform import architecture
+            print(architecture() == platform.architecture(), architecture()[0], started)
+        """)],
+        capture_output=True, text=True, cwd=Path(__file__).parent.parent,
+    )  # fmt: skip
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split(maxsplit=1)[0] == "True"
+    assert child.stdout.strip().endswith("[]"), child.stdout  # no program started after the first answer
+
+
 def test_the_call_layout_gives_solves_arguments_in_signature_order_and_each_size_sets_shapes():
     from grader.problems.spec import load_problem
     from grader.run import python_layout
