@@ -5,9 +5,9 @@
 # at its time limit still brings back the last pack). Steps: grade (make grade PROBLEM=attention), doctor,
 # cli-timings, fixtures, ladder, submit, test-gpu, gpu-supervisor, selftest, bench-solutions, leaderboard, site,
 # validate, repeat, grade-many, cold-submit, startup, and for the Python tracks python-selftest, python-bench,
-# python-overhead, triton-batch. PROBLEMS limits the problem-wise steps (PYTHON_PROBLEMS the Python ones). Used by developers; the
-# project's own commands do the work. With a wheelhouse made without the dev tools (mypy, ruff), set
-# EXTRAS=test,distributed.
+# python-overhead, python-validate, triton-batch. PROBLEMS limits the problem-wise steps (PYTHON_PROBLEMS,
+# PYTHON_VALIDATE the Python ones). Used by developers; the project's own commands do the work. With a
+# wheelhouse made without the dev tools (mypy, ruff), set EXTRAS=test,distributed.
 set -uo pipefail
 OUT=${OUT:-$PWD/.out}
 LOGS=${LOGS:-/tmp/kj-device-run}
@@ -84,6 +84,7 @@ pstats.Stats('$LOGS/submit.prof').sort_stats('cumulative').print_stats(40)" | cu
   echo "import torch + CUDA start + exit: $(ms_since "$t0") ms"
 }
 PYTHON_PROBLEMS=${PYTHON_PROBLEMS:-vector-add softmax matmul attention}
+PYTHON_VALIDATE=${PYTHON_VALIDATE:-softmax attention}  # validate-timing of the Python tracks' top rungs
 # Per-grading overhead of each track: softmax's top CUDA, Triton and CuPy rungs, each submitted twice (the second
 # finds the CUDA build cached; the Python tracks JIT again, their caches being private to a run).
 python_overhead() {
@@ -120,6 +121,7 @@ for s in "$@"; do case $s in
   python-selftest) TAIL=60 step python-selftest $G selftest $PYTHON_PROBLEMS --track triton --track cupy ;;
   python-bench) for t in cuda triton cupy; do step "bench-$t" $G bench-solutions $PYTHON_PROBLEMS --track $t; done ;;
   python-overhead) step python-overhead python_overhead ;;
+  python-validate) for t in triton cupy; do step "validate-$t" $G validate-timing $PYTHON_VALIDATE --track $t; done ;;
   triton-batch) step triton-batch triton_batch ;;
   *) echo "unknown step $s" ;;
 esac; done

@@ -168,15 +168,23 @@ def _eager_row(baseline: dict, names: list[str], unit, base: float | None) -> li
     ]
 
 
-def validate_timing(problems: list[str] | None = PROBLEMS, as_json: bool = JSON):
-    """Time the top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios."""
+def validate_timing(
+    problems: list[str] | None = PROBLEMS,
+    track: str = typer.Option(
+        "cuda", "--track", metavar="[cuda|triton|cupy]", help="Whose top rung: cuda, triton or cupy."
+    ),
+    as_json: bool = JSON,
+):
+    """Time the track's top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios."""
     from grader.perf import bench as benchmarks
 
+    if track not in ("cuda", "triton", "cupy"):
+        raise output.usage_error(f"validate-timing times GPU tracks: cuda, triton or cupy, not {track!r}")
     specs = _specs(problems)
     rows = []
     with output.console.status("validate-timing") as status:
         for spec in specs:
-            rows += benchmarks.validate_rows(spec, status.update)
+            rows += benchmarks.validate_rows(spec, track, status.update)
     if as_json:
         output.print_json(rows)
         return

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from grader.problems.spec import Problem
 
 REFERENCE_PREFIX = "ref:"  # as grader.records.leaderboard.REFERENCE_PREFIX; not imported, SQLAlchemy is heavy
-TRACK = typer.Option(None, "--track", metavar="[cuda|cpu]", help=args.TRACK_HELP)
+TRACK = typer.Option(None, "--track", metavar=args.TRACK_METAVAR, help=args.TRACK_HELP)
 JSON = typer.Option(False, "--json", help="Print the verdict as JSON.")
 DB = typer.Option(
     None,
@@ -35,7 +35,11 @@ SANDBOX = typer.Option(
     metavar="[auto|docker|local]",
     help="Where the code runs (default: $KERNELJUDGE_SANDBOX, else auto: the container where Docker and the image are there).",
 )
-FILE = typer.Argument(None, show_default=False, help="The solution: a .cu (CUDA track) or .cpp (CPU track) file.")
+FILE = typer.Argument(
+    None,
+    show_default=False,
+    help="The solution: a .cu (CUDA track), .cpp (CPU track) or .py (Triton or CuPy track) file.",
+)
 REFERENCE = typer.Option(
     False, "--reference", help="Grade the problem's best reference solution (without FILE); recorded as ref:<file>."
 )
@@ -239,7 +243,7 @@ def submit(
 def selftest(
     problems: list[str] | None = typer.Argument(None, metavar="PROBLEM...", help="Problems (default: all)."),
     track: list[str] | None = typer.Option(
-        None, "--track", metavar="[cuda|cpu]", help="Tracks (default: cpu, and cuda where a GPU is)"
+        None, "--track", metavar=args.TRACK_METAVAR, help="Tracks, repeatable (default: cpu, and cuda where a GPU is)"
     ),
 ):
     """Grade every reference solution (must be accepted) and every null answer (must be rejected)."""

@@ -5,24 +5,19 @@ the timer against triton.testing.do_bench and Nsight Compute, all measured in on
 from __future__ import annotations
 
 import csv
-import ctypes
 import io
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
-from grader.build import compiler
 from grader.judge import pipeline
 from grader.judge.verdict import BenchmarkResult, Verdict, geometric_mean
-from grader.perf import baseline, stats, telemetry
+from grader.perf import baseline, in_process, stats, telemetry
 from grader.problems import solutions
 from grader.problems.spec import Problem, SizeSet, load_problem
 from grader.problems.tracks import device
@@ -66,38 +61,6 @@ def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
     result = baseline.as_result(problem, size_set, eager, graph, why, pipeline.benchmark_result)
     stats.mark_trust([result], load_before, telemetry.load_average())
     return result
-
-
-# --- a compiled solution called in this process (for do_bench and ncu, not for grading) --------------------
-
-
-@dataclass
-class LoadedSolution:
-    problem: Problem
-    entry: Callable[[Any, Any], Any]  # kerneljudge_entry(pointers, sizes) of the loaded library
-
-    def call_args(self, size_set: SizeSet, inputs: dict[str, torch.Tensor]) -> tuple:
-        outputs = {
-            p.name: torch.empty(self.problem.shape(p, size_set.sizes), dtype=gen.torch_dtype(p.dtype), device="cuda")
-            for p in self.problem.output_params
-        }
-        buffers = [inputs[p.name] if p.role == "input" else outputs[p.name] for p in self.problem.pointer_params]
-        pointers = (ctypes.c_void_p * len(buffers))(*[b.data_ptr() for b in buffers])
-        sizes = (ctypes.c_int * len(self.problem.size_names))(*[size_set.sizes[n] for n in self.problem.size_names])
-        return pointers, sizes, buffers  # buffers keep the tensors alive
-
-    def __call__(self, pointers, sizes, _buffers=None):
-        self.entry(pointers, sizes)
-
-
-def load_solution(problem: Problem, path: Path) -> LoadedSolution:
-    build = compiler.build_submission(problem, path.read_bytes(), path.name, "cuda")
-    if not build.ok:
-        raise RuntimeError(f"{path} does not compile:\n{build.log}")
-    library = ctypes.CDLL(str(build.library))
-    entry = library.kerneljudge_entry
-    entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    return LoadedSolution(problem, entry)
 
 
 # --- commands ----------------------------------------------------------------------------------------------
@@ -147,17 +110,19 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
     return rows, baseline
 
 
-def validate_rows(problem: Problem, progress=None) -> list[dict]:
-    """The top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration."""
+def validate_rows(problem: Problem, track: str = "cuda", progress=None) -> list[dict]:
+    """The track's top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration."""
     import triton.testing
 
     fp32_only()
-    best = solutions.best(problem.slug, "cuda")
-    verdict = pipeline.grade(problem, best.read_bytes(), best.name, track="cuda", mode="submit")
+    best = solutions.best(problem.slug, track)
+    verdict = pipeline.grade(problem, best.read_bytes(), best.name, track=track, mode="submit")
+    if not verdict.accepted:
+        raise RuntimeError(f"{problem.slug}: {best.name} was not accepted: {verdict.message}")
     ours = {b.name: b.median_us for b in verdict.benchmarks}
-    solution = load_solution(problem, best)
+    solution = in_process.load(problem, best, track)
     rows = []
-    for size_set in problem.benchmarks_for("cuda"):
+    for size_set in problem.benchmarks_for(track):
         if progress:
             progress(f"{problem.slug}: {size_set.name}")
         inputs = baseline_inputs(problem, size_set, 0)
@@ -170,12 +135,13 @@ def validate_rows(problem: Problem, progress=None) -> list[dict]:
                 ("pytorch", torch_ours, lambda fn=fn, inputs=inputs, sizes=size_set.sizes: fn(**inputs, **sizes)),
             ):
                 do_bench_us = triton.testing.do_bench(call, warmup=100, rep=500, return_mode="median") * 1e3
-                ncu_us = ncu_duration_us(problem, size_set, best if who != "pytorch" else None)
+                ncu_us = ncu_duration_us(problem, size_set, best if who != "pytorch" else None, track)
                 rows.append(
                     {
                         "problem": problem.slug,
                         "benchmark": size_set.name,
                         "who": who,
+                        "track": track if who != "pytorch" else "pytorch",
                         "kerneljudge_us": ours_us,
                         "do_bench_us": do_bench_us,
                         "ncu_us": ncu_us,
@@ -192,12 +158,13 @@ def ncu_binary() -> str | None:
     return next((str(c) for c in candidates if c.exists()), None)
 
 
-def ncu_duration_us(problem: Problem, size_set: SizeSet, solution: Path | None) -> float | None:
+def ncu_duration_us(problem: Problem, size_set: SizeSet, solution: Path | None, track: str = "cuda") -> float | None:
     """Sum of gpu__time_duration over the kernels of one call, averaged over NCU_CALLS profiled calls."""
     ncu = ncu_binary()
     if ncu is None:
         return None
-    target = [sys.executable, "-m", "grader.perf.bench", problem.slug, size_set.name, str(solution or "pytorch")]
+    which = str(solution or "pytorch")
+    target = [sys.executable, "-m", "grader.perf.bench", problem.slug, size_set.name, which, track]
     result = subprocess.run(
         [
             ncu,
@@ -230,17 +197,17 @@ def ncu_duration_us(problem: Problem, size_set: SizeSet, solution: Path | None) 
     return total_ns / NCU_CALLS / 1e3
 
 
-def _ncu_target(slug: str, benchmark: str, which: str) -> None:
-    """Run under ncu: warm up, then NCU_CALLS profiled calls of a solution or of PyTorch's baseline."""
+def _ncu_target(slug: str, benchmark: str, which: str, track: str) -> None:
+    """Run under ncu: warm up, then NCU_CALLS profiled calls of a solution (of `track`) or of PyTorch's baseline."""
     fp32_only()
     problem = load_problem(slug)
-    size_set = next(b for b in problem.benchmarks_for("cuda") if b.name == benchmark)
+    size_set = next(b for b in problem.benchmarks_for(track) if b.name == benchmark)
     inputs = baseline_inputs(problem, size_set, 0)
     if which == "pytorch":
         fn = baseline_fn(problem)
         call = lambda: fn(**inputs, **size_set.sizes)  # noqa: E731
     else:
-        solution = load_solution(problem, Path(which))
+        solution = in_process.load(problem, Path(which), track)
         args = solution.call_args(size_set, inputs)
         call = lambda: solution(*args)  # noqa: E731
     with torch.no_grad():
@@ -255,4 +222,4 @@ def _ncu_target(slug: str, benchmark: str, which: str) -> None:
 
 
 if __name__ == "__main__":
-    _ncu_target(*sys.argv[1:4])
+    _ncu_target(*sys.argv[1:5])
