@@ -15,10 +15,12 @@ import os
 import platform
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 _NUMBERS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}  # create_ruleset, add_rule, restrict_self
 LANDLOCK_ACCESS_FS_EXECUTE = 1 << 0
+LANDLOCK_ACCESS_FS_REFER = 1 << 13  # ABI 2: link or rename a file into another directory
 LANDLOCK_RULE_PATH_BENEATH = 1
 LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
 PR_SET_NO_NEW_PRIVS = 38
@@ -62,15 +64,21 @@ def abi_version() -> int:
         return 0
 
 
-def allow_only_executing(programs: list[str]) -> None:
-    """From now on, this process and its children execute only these files (and the dynamic loader)."""
-    attr = _RulesetAttr(LANDLOCK_ACCESS_FS_EXECUTE)
+def allow_only_executing(programs: list[str], movable_within: Sequence[str] = ()) -> None:
+    """From now on, this process and its children execute only these files (and the dynamic loader); files may
+    move between directories only beneath the folders `movable_within`. Under any Landlock domain a rename into
+    another directory fails with EXDEV unless the ruleset handles and allows it (ABI 2's REFER right): on the
+    H100 every Triton compile died so, moving its launcher from a temporary folder into its cache."""
+    refer = LANDLOCK_ACCESS_FS_REFER if abi_version() >= 2 else 0
+    attr = _RulesetAttr(LANDLOCK_ACCESS_FS_EXECUTE | refer)
     ruleset = _syscall(0, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
     try:
-        for path in sorted({os.path.realpath(p) for p in [*programs, *LOADERS] if os.path.isfile(p)}):
+        rules = [(p, LANDLOCK_ACCESS_FS_EXECUTE) for p in [*programs, *LOADERS] if os.path.isfile(p)]
+        rules += [(folder, refer) for folder in movable_within if refer and os.path.isdir(folder)]
+        for path, access in sorted({(os.path.realpath(p), access) for p, access in rules}):
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             try:
-                rule = _PathBeneathAttr(LANDLOCK_ACCESS_FS_EXECUTE, fd)
+                rule = _PathBeneathAttr(access, fd)
                 _syscall(1, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), 0)
             finally:
                 os.close(fd)

@@ -169,4 +169,3 @@ def remember_platform_architecture() -> None:
 def start(track: str) -> TorchFramework | CupyFramework:
     """The track's framework, with CUDA started on device 0."""
     return TorchFramework() if track == "triton" else CupyFramework()
-

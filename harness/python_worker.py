@@ -100,7 +100,8 @@ class Worker:
         if ctypes.CDLL(SECCOMP_LIBRARY).kerneljudge_install_seccomp_allowing_processes() != 0:
             fail("cannot install the seccomp filter")
         if landlock.abi_version() > 0:
-            landlock.allow_only_executing(programs)
+            # the JIT caches live in the run's own folders (HOME, TMPDIR): files move within them
+            landlock.allow_only_executing(programs, [os.environ.get("HOME", ""), os.environ.get("TMPDIR", "")])
         python_guard.install_audit_hook(self.layout["judge_paths"], programs)
         if self.track == "cupy":
             python_guard.install_cupy_check()

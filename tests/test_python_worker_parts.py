@@ -164,6 +164,31 @@ def test_landlock_lets_only_the_named_programs_run(tmp_path):
     assert child.stdout.splitlines() == ["true: 0", "echo refused"]
 
 
+@pytest.mark.skipif(landlock.abi_version() < 2, reason="Landlock ABI 2 (the REFER right) is not in this kernel")
+def test_under_landlock_files_move_between_folders_only_where_allowed(tmp_path):
+    # Triton builds its launcher in a temporary folder and moves it into its cache: on the H100 that rename died
+    # with "Invalid cross-device link" (EXDEV) under the worker's Landlock domain until the run's folders allowed it.
+    child = _in_child(
+        f"""
+        import os
+        from harness import landlock
+        for folder in ("run/tmp", "other/tmp"):
+            os.makedirs("{tmp_path}/" + folder)
+            open("{tmp_path}/" + folder + "/launcher.so", "w").close()
+        landlock.allow_only_executing(["/bin/true"], ["{tmp_path}/run"])
+        os.replace("{tmp_path}/run/tmp/launcher.so", "{tmp_path}/run/launcher.so")
+        print("moved within the run's folder")
+        try:
+            os.replace("{tmp_path}/other/tmp/launcher.so", "{tmp_path}/other/launcher.so")
+        except OSError as error:
+            print("elsewhere:", os.strerror(error.errno))
+        """,
+        tmp_path,
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.splitlines() == ["moved within the run's folder", "elsewhere: Invalid cross-device link"]
+
+
 def test_triton_is_told_where_the_loaded_libcuda_is_so_it_never_runs_ldconfig(tmp_path, monkeypatch):
     # On the H100 the JIT's first compile died on "Permission denied: '/sbin/ldconfig'" (Ubuntu's is a shell
     # script, outside what Landlock lets run): the worker names the folder of the driver it loaded instead.
