@@ -69,11 +69,13 @@ def install_audit_hook(judge_paths: list[str], programs: list[str]) -> None:
             path = os.path.realpath(os.fsdecode(args[0]))
             if any(path == j or path.startswith(j + os.sep) for j in judged):
                 raise NotAllowed(f"opening {path} is not allowed: it is one of the judge's files")
-        if event == "subprocess.Popen" and args:
+        # subprocess raises "subprocess.Popen" and, where it spawns (Triton's ptxas: close_fds=False), also
+        # "os.posix_spawn"; both name the program first
+        if event in ("subprocess.Popen", "os.posix_spawn", "os.exec") and args:
             program = _resolve(args[0])
             if program not in allowed:
                 raise NotAllowed(f"starting {args[0]} is not allowed (only the JIT's compilers may run)")
-        if event in ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty"):
+        if event in ("os.system", "os.spawn", "os.fork", "os.forkpty"):
             raise NotAllowed(f"{event} is not allowed")
 
     sys.addaudithook(hook)

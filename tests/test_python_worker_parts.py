@@ -226,6 +226,31 @@ def test_platform_architecture_is_answered_before_solve_so_triton_starts_no_file
     assert child.stdout.strip().endswith("[]"), child.stdout  # no program started after the first answer
 
 
+def test_the_audit_hook_lets_the_jit_spawn_its_compilers_and_nothing_else(tmp_path):
+    # Triton runs ptxas with close_fds=False, so subprocess spawns it (audit event os.posix_spawn as well as
+    # subprocess.Popen): on the H100 every Triton rung was refused with "os.posix_spawn is not allowed".
+    child = _in_child(
+        """
+        import os, subprocess
+        from harness import python_guard
+        python_guard.install_audit_hook([], ["/bin/true"])
+        print("true:", subprocess.run(["/bin/true"], close_fds=False).returncode)
+        for start in (lambda: subprocess.run(["/bin/echo"], close_fds=False), lambda: os.system("true")):
+            try:
+                start()
+            except python_guard.NotAllowed as error:
+                print("refused:", error)
+        """,
+        tmp_path,
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.splitlines() == [
+        "true: 0",
+        "refused: starting /bin/echo is not allowed (only the JIT's compilers may run)",
+        "refused: os.system is not allowed",
+    ]
+
+
 def test_the_call_layout_gives_solves_arguments_in_signature_order_and_each_size_sets_shapes():
     from grader.problems.spec import load_problem
     from grader.run import python_layout
