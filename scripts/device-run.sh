@@ -23,9 +23,11 @@ top_rung() { ls solutions/"$1"/0*.cu | tail -1; }  # the last CUDA rung of a pro
 now_ns() { date +%s%N; }
 ms_since() { echo $(( ($(now_ns) - $1) / 1000000 )); }  # milliseconds since a now_ns reading
 # grade-many over FOLDER on TRACK, kept as $LOGS/NAME.jsonl and NAME-summary.json: throughput, and every
-# grading that was not accepted.
+# grading that was not accepted. An earlier output is removed first: grade-many resumes from it (on a machine
+# kept warm between calls, session 7's Triton batch "graded" 20 files in 0.03 s from the previous call's jsonl).
 grade_folder() {
   local name=$1 track=$2 folder=$3
+  rm -f "$LOGS/$name.jsonl" "$LOGS/$name-summary.json"
   $G grade-many "$folder" --track "$track" --no-db -q -o "$LOGS/$name.jsonl" --summary-json "$LOGS/$name-summary.json"
   python3 -c "
 import json; s = json.load(open('$LOGS/$name-summary.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')
