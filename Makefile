@@ -55,8 +55,8 @@ test-fast: setup ## the suite without the slow tests (full-ladder gradings, the 
 	$(PY) -m pytest -q -m "not slow"
 
 lint: setup ## ruff (lint and format check) and mypy, as CI runs them
-	$(PY) -m ruff check grader tests
-	$(PY) -m ruff format --check grader tests
+	$(PY) -m ruff check grader harness tests
+	$(PY) -m ruff format --check grader harness tests
 	$(PY) -m mypy
 
 test-gpu: setup ## the GPU half of the suite

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from collections.abc import Callable
 
 CUDA_ABI = 12000  # the version whose signatures these calls have (as cuda_driver.h asks for)
 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
@@ -44,7 +45,7 @@ class Driver:
         ]
         self._lookup = lookup
 
-    def function(self, name: str, *argtypes) -> ctypes._CFuncPtr:
+    def function(self, name: str, *argtypes) -> Callable[..., int]:
         pointer, found = ctypes.c_void_p(), ctypes.c_int(0)
         result = self._lookup(
             name.encode(), ctypes.byref(pointer), CUDA_ABI, CU_GET_PROC_ADDRESS_DEFAULT, ctypes.byref(found)

@@ -21,6 +21,7 @@ Usage (in the run folder, which holds call_layout.json, python_seccomp.so and th
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
 import json
 import os
@@ -85,12 +86,12 @@ class Worker:
             elif go.kind == kjp2.EMPTY:
                 if not valid(go, self.region_bytes):
                     fail("malformed call")
-                self.timed(go.call, lambda go=go: self.touch(go))
+                self.timed(go.call, functools.partial(self.touch, go))
             elif go.kind == kjp2.CALL and self.solve is not None:
                 if go.ints > kjp2.MAX_INTS or not valid(go, self.region_bytes):
                     fail("malformed call")
                 calls = [self.arguments(go, s) for s in range(go.sets)]
-                self.timed(go.call, lambda calls=calls: self.call_solve(calls))
+                self.timed(go.call, functools.partial(self.call_solve, calls))
             else:
                 fail("a message out of order from the supervisor")
 
