@@ -128,9 +128,12 @@ def test_help_reads_like_a_man_page():
 
 def test_version():
     import grader
+    from grader import identity
 
     result = runner.invoke(app, ["--version"])
-    assert result.exit_code == 0 and result.output.strip() == f"kerneljudge {grader.__version__}"
+    build = identity.grader_build()  # the version and a digest of the code: what each verdict records
+    assert build.startswith(grader.__version__ + "+") and len(build) == len(grader.__version__) + 11
+    assert result.exit_code == 0 and result.output.strip() == f"kerneljudge {grader.__version__} (build {build})"
 
 
 def test_the_cli_modules_import_nothing_heavy():

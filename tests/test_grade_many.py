@@ -22,6 +22,7 @@ from conftest import MINI_PROBLEM as PROBLEM
 from conftest import read_fixture
 from sqlalchemy import delete, func, select
 
+import grader
 from grader.judge import pipeline
 from grader.problems.spec import load_problem
 from grader.records import storage
@@ -160,6 +161,31 @@ def test_running_again_resumes_where_it_stopped(problems):
     third = run(problems / "in", out, db)
     assert (third.resumed, third.graded) == (4, 0)
     assert len(lines(out)) == 4
+
+
+def test_resumed_verdicts_that_another_grader_build_made_are_reported(problems):
+    # The version string stayed 0.1.0 through every fix; a batch resumed after an upgrade (or, on the H100, a
+    # device-run step re-run on a machine kept warm) silently returned the old verdicts.
+    folder = problems / "in" / PROBLEM
+    folder.mkdir(parents=True)
+    (folder / "a.cpp").write_text(RIGHT)
+    (folder / "b.cpp").write_text(WRONG)
+    out, db = problems / "out.jsonl", f"sqlite:///{problems / 'kj.db'}"
+    command = [*GRADE_MANY, str(problems / "in"), "--mode", "test", "--time-limit", str(TIME_LIMIT_S), "--out"]
+    command += [str(out), "--no-db", "--quiet"]
+    first = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0 and "another grader build" not in first.stderr, first.stderr
+    this_build = {line["grader_version"] for line in lines(out)}
+    assert len(this_build) == 1 and this_build.pop().startswith(grader.__version__ + "+")
+
+    older = [{**line, "grader_version": "0.1.0+0ldbu1ld00"} for line in lines(out)]
+    out.write_text("".join(json.dumps(line) + "\n" for line in older))
+    again = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    said = " ".join(again.stderr.split())
+    assert again.returncode == 0, again.stderr
+    assert "2 resumed verdicts were made by another grader build than this one" in said, said
+    assert "2 by 0.1.0+0ldbu1ld00" in said
+    assert run(problems / "in", out, db).other_builds == {"0.1.0+0ldbu1ld00": 2}
 
 
 def test_manifest_gives_users_and_problems(problems):

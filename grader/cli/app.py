@@ -88,7 +88,9 @@ class App(typer.Typer):
 
 def _version(value: bool) -> None:
     if value:
-        output.console.print(f"kerneljudge {grader.__version__}")
+        from grader import identity
+
+        output.console.print(f"kerneljudge {grader.__version__} (build {identity.grader_build()})")
         raise typer.Exit()
 
 

@@ -25,6 +25,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from grader import identity
 from grader.cli.output import errors, usage_error, warning
 
 SANDBOX = typer.Option(None, "--sandbox", help="auto, docker or local (default: $KERNELJUDGE_SANDBOX, else auto).")
@@ -92,6 +93,7 @@ def _print_summary(summary) -> None:
     errors.print(table)
     if summary.statuses:
         errors.print("verdicts: " + ", ".join(f"{s} {n}" for s, n in summary.statuses.most_common()))
+
     if summary.graded:
         stages = {k: v for k, v in summary.stages_s.items() if k != "total"}
         each = ", ".join(f"{k} {v / summary.graded:.2f} s" for k, v in stages.items())
@@ -172,6 +174,13 @@ def grade_many_command(
         summary_json.write_text(json.dumps(summary.to_json(), indent=2) + "\n")
     if not quiet:
         _print_summary(summary)
+    if summary.other_builds:  # said even with --quiet: these verdicts may not be what this grader would give
+        builds = ", ".join(f"{n} by {b or 'an unnamed build'}" for b, n in summary.other_builds.most_common())
+        warning(
+            f"{sum(summary.other_builds.values())} resumed verdicts were made by another grader build than this "
+            f"one ({identity.grader_build()}): {builds}. To grade them again, use a new output file and --no-db "
+            "or another --db."
+        )
     raise typer.Exit(1 if summary.failed or summary.refused else 0)
 
 

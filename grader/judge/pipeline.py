@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-import grader
+from grader import identity
 from grader.build import compiler
 from grader.build.toolchain import detect
 from grader.judge import check
@@ -94,7 +94,7 @@ def grade(
             "flags": "" if is_python(track) else " ".join(compiler.submission_flags(track, tools, in_container)[1:]),
         },
         device=_device(track, tools),
-        grader_version=grader.__version__,
+        grader_version=identity.grader_build(),
     )
     started = time.monotonic()
 

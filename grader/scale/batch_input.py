@@ -164,21 +164,22 @@ def _check_problems(items: list[Item]) -> None:
             raise InputError(str(error))
 
 
-def finished_ids(out: Path) -> set[str]:
-    """Ids of the jobs whose verdict line is in `out`; a torn last line (a run killed mid-write) is cut off."""
+def finished_ids(out: Path) -> dict[str, str]:
+    """{id: the grader build that made it} of the jobs whose verdict line is in `out`; a torn last line (a run
+    killed mid-write) is cut off."""
     if not out.exists():
-        return set()
+        return {}
     data = out.read_bytes()
     if data and not data.endswith(b"\n"):
         with open(out, "r+b") as f:
             f.truncate(data.rfind(b"\n") + 1)
         data = data[: data.rfind(b"\n") + 1]
-    done = set()
+    done: dict[str, str] = {}
     for line in data.decode("utf-8", "replace").splitlines():
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(record, dict) and record.get("status") and record.get("submission_id"):
-            done.add(record["submission_id"])
+            done[record["submission_id"]] = str(record.get("grader_version", ""))
     return done

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from grader import identity
 from grader.build.toolchain import detect
 from grader.problems.tracks import device
 from grader.records import storage
@@ -45,6 +46,7 @@ class Summary:
     jobs: int = 0
     resumed: int = 0  # found in the output file already
     from_database: int = 0  # found in the database (stored before its line was written, or no output file)
+    other_builds: Counter = field(default_factory=Counter)  # of those two, how many another grader build made
     graded: int = 0  # distinct gradings done now
     duplicates: int = 0  # jobs that got the verdict of an identical job
     failed: int = 0  # the grader itself failed (not the submission): no verdict
@@ -62,6 +64,7 @@ class Summary:
             "jobs": self.jobs,
             "resumed": self.resumed,
             "from_database": self.from_database,
+            "other_builds": dict(self.other_builds),
             "graded": self.graded,
             "duplicates": self.duplicates,
             "failed": self.failed,
@@ -102,9 +105,11 @@ def grade_many(
     started = time.monotonic()
     listener = listener or Listener()
     summary = Summary(jobs=len(items))
-    done = finished_ids(out) if out else set()
+    done = finished_ids(out) if out else {}
     pending = [item for item in items if item.job.id not in done]
     summary.resumed = len(items) - len(pending)
+    build = identity.grader_build()
+    summary.other_builds.update(done[i.job.id] for i in items if i.job.id in done and done[i.job.id] != build)
     sink = open(out, "a", encoding="utf-8") if out else (stream or sys.stdout)
     try:
 
@@ -128,7 +133,10 @@ def grade_many(
             except StorageError as error:
                 raise _stopped(error, out, summary) from error
             for item in [item for item in pending if item.job.id in stored_ids]:
-                emit(item, jobs.stored_result(item.job.id, db_url) or {}, stored=True)
+                stored = jobs.stored_result(item.job.id, db_url) or {}
+                if stored.get("grader_version", "") != build:
+                    summary.other_builds[str(stored.get("grader_version", ""))] += 1
+                emit(item, stored, stored=True)
                 summary.from_database += 1
             pending = [item for item in pending if item.job.id not in stored_ids]
         if record and pending:
