@@ -161,7 +161,7 @@ def remember_platform_architecture() -> None:
     """Answer platform.architecture() now and from memory afterwards: it runs the `file` program on the
     interpreter, and Triton asks it to key its launcher's cache (triton.runtime.build.platform_key), so inside
     solve it would start a program that is not the JIT's (refused: landlock.jit_programs)."""
-    if not isinstance(platform.architecture, functools._lru_cache_wrapper):
+    if not hasattr(platform.architecture, "cache_info"):  # not yet wrapped
         platform.architecture = functools.lru_cache(maxsize=None)(platform.architecture)
     platform.architecture()
 

@@ -177,8 +177,9 @@ def validate_timing(
 ):
     """Time the track's top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios."""
     from grader.perf import bench as benchmarks
+    from grader.problems.tracks import TRACKS, device
 
-    if track not in ("cuda", "triton", "cupy"):
+    if track not in TRACKS or device(track) != "cuda":
         raise output.usage_error(f"validate-timing times GPU tracks: cuda, triton or cupy, not {track!r}")
     specs = _specs(problems)
     rows = []

@@ -93,7 +93,6 @@ def _print_summary(summary) -> None:
     errors.print(table)
     if summary.statuses:
         errors.print("verdicts: " + ", ".join(f"{s} {n}" for s, n in summary.statuses.most_common()))
-
     if summary.graded:
         stages = {k: v for k, v in summary.stages_s.items() if k != "total"}
         each = ", ".join(f"{k} {v / summary.graded:.2f} s" for k, v in stages.items())

@@ -48,12 +48,13 @@ constexpr int LONG_CALLS = 8, LONG_CALLS_DISCARDED = 2;
 constexpr double REST_SLOPE_CAP = 0.5;  // the rest may grow by at most this much per ms of work (see rest_for)
 constexpr double GPU_WARMUP_MS = 200;  // the GPU's clocks up before the calibration, as they are during the calls
 constexpr double OWN_GPU_ALLOWANCE = 1.05;  // the supervisor's GPU work may take this much longer than calibrated
-// How the CPU's idle states stretch a call's rest: a core that idles through a call wakes from a deep C-state in
-// hundreds of microseconds, by an amount that varies from call to call (on the H100 host, rests of 0.4-0.8 ms and
-// a calibration spread up to 2.7 ms). So the supervisor waits for DONE without sleeping for up to CALL_SPIN_MS,
-// and for the run asks the kernel (PM QoS, /dev/cpu_dma_latency) to keep every core within CPU_WAKE_LATENCY_US
-// of waking, which covers the worker's threads too; where the grader's user may not (the device is root's by
-// default), the header says so and the calibration measures what the deep states cost.
+// How an idle CPU stretches a call's rest: a supervisor asleep in poll() through a call wakes late, by an amount
+// that varies from call to call (on the H100 host, a VM with no cpuidle driver: rests of 0.4-0.8 ms and a
+// calibration spread up to 2.7 ms; waiting without sleeping brought them to 0.35-0.42 ms and 3-45 us, see
+// docs/timing.md). So the supervisor waits for DONE without sleeping for up to CALL_SPIN_MS, and for the run asks
+// the kernel (PM QoS, /dev/cpu_dma_latency) to keep every core within CPU_WAKE_LATENCY_US of waking, which covers
+// the worker's threads too on hosts with deep idle states; where the grader's user may not (the device is root's
+// by default), the header says so and the calibration measures what the idle states cost.
 constexpr double CALL_SPIN_MS = 50;
 constexpr int32_t CPU_WAKE_LATENCY_US = 10;
 

@@ -246,7 +246,8 @@ inline void send_go(const kjp::Go& go) {
 
 // One reply of `kind` (and call number `call`, for DONE), waiting until the run's deadline; `got` keeps it.
 // For the first `spin_ms` it polls without sleeping: a thread asleep in poll() wakes as slowly as its idle core
-// (hundreds of microseconds from a deep C-state), and inside a timed interval that is noise the bound must absorb.
+// (hundreds of microseconds, unevenly, on the H100 host), and inside a timed interval that is noise the bound
+// must absorb.
 inline Fate receive(uint32_t kind, uint64_t call, kjp::Reply* got = nullptr, double spin_ms = 0) {
     const double spin_until = now_ms() + spin_ms;
     for (;;) {
