@@ -78,6 +78,22 @@ def test_what_solve_printed_is_shown_with_a_wrong_answer(tmp_path):
     assert "debug: M=1 N=1" in verdict["output_tail"] and "debug on stderr: row[0]" in verdict["output_tail"]
 
 
+def test_one_grading_asks_the_docker_engine_once(tmp_path, monkeypatch):
+    """The sandbox the CLI chose (and checked, to answer a usage error) is the one the pipeline uses: asking the
+    engine again cost a cached submit 0.14 s (issue 13)."""
+    from grader.sandbox import docker_engine
+
+    asked = []
+    monkeypatch.setattr(docker_engine, "probe", lambda gpu, image: asked.append(gpu) or (None, "no engine here"))
+    source = (REPO / "solutions" / "softmax" / "01_naive.cpp").read_text()
+    verdict = json.loads(_grade(tmp_path, source, "--json", "--sandbox", "auto").stdout)
+    assert (
+        verdict["status"] == "accepted"
+        and verdict["toolchain"]["sandbox"] == "local sandbox (no container: no engine here)"
+    )
+    assert asked == [False]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs")
 def test_a_full_judge_disk_is_an_internal_error_and_nothing_is_stored(tmp_path, monkeypatch):
     from grader.records import storage

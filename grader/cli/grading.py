@@ -101,7 +101,7 @@ def grade(
     from grader.sandbox import container
 
     try:
-        container.choose(sandbox_kind, chosen)  # the sandbox asked for is not there: a usage error, exit 2
+        backend, _ = container.choose(sandbox_kind, chosen)  # the sandbox asked for is not there: a usage error
     except (ValueError, RuntimeError) as error:
         raise output.usage_error(str(error))
     user = recorded_user(spec, path, user, reference) if mode == "submit" else user
@@ -122,9 +122,7 @@ def grade(
 
     try:
         if as_json:
-            verdict = pipeline.grade(
-                spec, source, path.name, track=chosen, mode=mode, user=user, sandbox_kind=sandbox_kind
-            )
+            verdict = pipeline.grade(spec, source, path.name, track=chosen, mode=mode, user=user, backend=backend)
             if profile:
                 _attach_profile(spec, source, path, verdict, quiet=True)
             output.print_json(verdict.to_json())
@@ -137,7 +135,7 @@ def grade(
                     track=chosen,
                     mode=mode,
                     user=user,
-                    sandbox_kind=sandbox_kind,
+                    backend=backend,
                     progress=lambda stage: status.update(f"{stage} ({spec.slug}, {chosen} track)"),
                 )
     except JudgeError as error:  # the judge failed, not the submission: never a verdict against the user

@@ -69,15 +69,18 @@ def grade(
     progress: Progress | None = None,
     time_limit_s: float | None = None,
     sandbox_kind: str | None = None,
+    backend: container.Backend | None = None,
 ) -> Verdict:
     """Grade one submission; `mode` "test" checks correctness, "submit" also times the benchmarks.
 
     `time_limit_s` replaces the problem's own limit on the tests (benchmarks add their budgets to it).
-    `sandbox_kind` is auto, docker or local (None: $KERNELJUDGE_SANDBOX, else auto); see container.choose.
+    `backend` is the sandbox a caller already chose for `track` (container.choose, which asks the Docker engine);
+    without it, `sandbox_kind` is chosen here: auto, docker or local (None: $KERNELJUDGE_SANDBOX, else auto).
     """
     say = progress or (lambda _stage: None)
     tools = detect()
-    run, how = container.choose(sandbox_kind, track)
+    run = backend or container.choose(sandbox_kind, track)[0]
+    how = run.description
     in_container = base.in_container(run)
     verdict = Verdict(
         status=Status.ACCEPTED,
