@@ -94,6 +94,24 @@ def test_one_grading_asks_the_docker_engine_once(tmp_path, monkeypatch):
     assert asked == [False]
 
 
+def test_pytorch_is_imported_only_while_the_run_is_waited_for(tmp_path, monkeypatch):
+    """Imported in a thread from the start, PyTorch held the GIL against the grading's own file reads and forks
+    (the build digest, the sandbox's probes: 0.3-0.7 s each instead of 10-60 ms); it starts once the worker and
+    its supervisor run, when they are all that is left to do before the check stage (issue 13)."""
+    from grader import identity, torch_import
+    from grader.sandbox import layers
+
+    seen = []
+    monkeypatch.setattr(
+        torch_import,
+        "warm",
+        lambda: seen.append((identity.grader_build.cache_info().currsize, layers.probe.cache_info().currsize)),
+    )
+    source = (REPO / "solutions" / "softmax" / "01_naive.cpp").read_text()
+    assert json.loads(_grade(tmp_path, source, "--json").stdout)["status"] == "accepted"
+    assert seen == [(1, 1)]  # once, with the digest made and the sandbox probed
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs")
 def test_a_full_judge_disk_is_an_internal_error_and_nothing_is_stored(tmp_path, monkeypatch):
     from grader.records import storage

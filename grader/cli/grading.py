@@ -114,9 +114,6 @@ def grade(
     except OSError as error:
         raise output.usage_error(f"cannot read {path}: {error.strerror}")
     source = text.encode()  # graded and stored as the same text, so the stored sha256 is the graded one
-    from grader import torch_import
-
-    torch_import.warm()  # the check stage needs PyTorch: its import overlaps compiling and running
     from grader.judge import pipeline
     from grader.run.supervised import JudgeError
 

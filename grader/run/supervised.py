@@ -80,6 +80,7 @@ def run(
     track: str = "cpu",
     gpu: int | None = None,
     worker: tuple[str, ...] = ("./worker",),
+    while_running: Callable[[], None] = lambda: None,
 ) -> Result:
     """Run the worker (already in `workdir`, beside `library_name`) under the supervisor.
 
@@ -89,6 +90,7 @@ def run(
     (./worker for the compiled workers; the interpreter and harness.python_worker on the Python tracks).
     `gpu`: the GPU a container is given (the NVML index), on which the supervisor then runs too, since the
     worker can map only memory of its own GPU; None where the sandbox gives the worker the grader's GPUs.
+    `while_running` is called once the worker and its supervisor are both started, from then on only waited for.
     """
     supervisor_binary = binaries.supervisor(track)
     trusted = new_trusted_folder()
@@ -130,6 +132,7 @@ def run(
             assert process.stdin is not None
             with process.stdin:
                 process.stdin.write((head + cases_request).encode())
+            while_running()
 
         outcome = sandbox_run(
             [*worker, *map(str, worker_fds), f"./{library_name}"],
