@@ -18,6 +18,7 @@ from verdicts import verdict
 from grader.build import toolchain
 from grader.cli.main import app
 from grader.problems import solutions
+from grader.problems.spec import REPO_ROOT as REPO
 from grader.problems.spec import list_slugs
 from grader.records import storage
 
@@ -66,14 +67,25 @@ def test_a_missing_file_says_how_to_get_one():
     assert "missing FILE" in result.output and "grader init softmax" in " ".join(result.output.split())
 
 
-def test_a_cuda_file_without_a_gpu_is_a_usage_error(source, monkeypatch):
+@pytest.mark.parametrize(
+    "file,track",
+    [
+        ("solve.cu", "CUDA"),
+        # On a machine without a GPU the Python tracks ran, and died as a runtime error charged to the solution
+        ("solutions/softmax/02_triton_online.py", "Triton"),
+        ("solutions/softmax/02_cupy_block_per_row.py", "CuPy"),
+    ],
+)
+def test_a_gpu_track_file_without_a_gpu_is_a_usage_error(source, monkeypatch, file, track):
     no_gpu = toolchain.Toolchain("/usr/local/cuda/bin/nvcc", "13.0", "/usr/bin/g++", "13", None, "some CPU")
     monkeypatch.setattr(toolchain, "detect", lambda: no_gpu)
+    path = REPO / file if "/" in file else source(file)
     for mode in ("test", "submit"):
-        result = runner.invoke(app, [mode, "softmax", str(source("solve.cu")), "--db", "sqlite:///:memory:"])
+        result = runner.invoke(app, [mode, "softmax", str(path), "--db", "sqlite:///:memory:"])
         assert result.exit_code == 2, result.output
         said = " ".join(result.output.split())
-        assert "no GPU" in said and ".cpp" in said and "--track cpu" in said and "one_element" not in said
+        assert f"no GPU (nvidia-smi found none), so a {track} solution cannot run here" in said
+        assert ".cpp" in said and "--track cpu" in said and "one_element" not in said
     assert storage.list_submissions() == []
 
 

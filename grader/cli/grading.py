@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from grader.problems.spec import Problem
 
 REFERENCE_PREFIX = "ref:"  # as grader.records.leaderboard.REFERENCE_PREFIX; not imported, SQLAlchemy is heavy
+TRACK_NAMES = {"cuda": "CUDA", "cpu": "C++", "triton": "Triton", "cupy": "CuPy"}
 TRACK = typer.Option(None, "--track", metavar=args.TRACK_METAVAR, help=args.TRACK_HELP)
 JSON = typer.Option(False, "--json", help="Print the verdict as JSON.")
 DB = typer.Option(
@@ -71,13 +72,15 @@ def recorded_user(spec: Problem, file: Path, user: str, reference: bool) -> str:
     return user
 
 
-def _refuse_cuda_without_gpu(track: str) -> None:
+def _refuse_gpu_track_without_gpu(track: str) -> None:
+    """A track that runs on the GPU (cuda, triton, cupy) is a usage error where there is none."""
     from grader.build import toolchain
+    from grader.problems.tracks import device
 
-    if track == "cuda" and toolchain.detect().gpu is None:
+    if device(track) == "cuda" and toolchain.detect().gpu is None:
         raise output.usage_error(
-            "this machine has no GPU (nvidia-smi found none), so a CUDA solution cannot run here: "
-            "write it in C++ for the CPU track (a .cpp file, or --track cpu), or grade it where a GPU is "
+            f"this machine has no GPU (nvidia-smi found none), so a {TRACK_NAMES[track]} solution cannot run "
+            "here: write it in C++ for the CPU track (a .cpp file, or --track cpu), or grade it where a GPU is "
             "(--remote)"
         )
 
@@ -97,7 +100,7 @@ def grade(
     spec = args.problem(problem)
     path = _source(spec, file, reference, track)
     chosen = args.track(path, track)
-    _refuse_cuda_without_gpu(chosen)
+    _refuse_gpu_track_without_gpu(chosen)
     from grader.sandbox import container
 
     try:
