@@ -142,12 +142,29 @@ def doctor():
         rows.append(["isolation in force", ", ".join(layer.name for layer in found if layer.in_force)])
         missing = [f"{layer.name}: {layer.why}" for layer in found if not layer.in_force]
         rows.append(["isolation missing", "\n".join(missing) or "none"])
+        if sandbox.is_root():
+            rows.append(["Python tracks", _python_reach()])
     rows.append(["build cache", str(compiler.cache_root())])
     for setting in settings.ALL:
         value = setting.get()
         rows.append([setting.name, value if value else f"(unset: {setting.meaning})"])
     columns = [Column("component"), Column("found", wrap=True)]
     output.console.print(fitted_table(columns, rows, show_header=False))
+
+
+def _python_reach() -> str:
+    """Whether the sandbox's uid can run this interpreter with the Python tracks' frameworks."""
+    import sys
+
+    from grader.run import python_interpreter
+
+    why = python_interpreter.unreachable("triton") or python_interpreter.unreachable("cupy")
+    if why:
+        return (
+            f"cannot run: the sandbox's uid cannot reach {sys.executable} or its frameworks ({why}); "
+            "make setup PYTHON=/usr/bin/python3, or chmod o+x that folder"
+        )
+    return f"the sandbox's uid can run {sys.executable} and its frameworks"
 
 
 def _trust(local: bool, root: bool) -> str:

@@ -39,7 +39,7 @@ from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
 from grader.problems.tracks import device, is_python
-from grader.run import binaries, python_layout, request, supervised
+from grader.run import binaries, python_interpreter, python_layout, request, supervised
 from grader.run import inputs as gen
 from grader.sandbox import base, container
 from grader.sandbox import local as sandbox
@@ -168,8 +168,15 @@ def _run_harness(
             raise supervised.JudgeError(
                 f"the {track} track runs in the local sandbox only: its worker is not in the image yet"
             )
+        why = python_interpreter.unreachable(track) if sandbox.is_root() else ""  # root: a uid of no group
+        if why:
+            raise supervised.JudgeError(
+                f"the {track} track runs this interpreter ({sys.executable}) as the sandbox's uid, which cannot "
+                f"reach it: {why}. Make the venv from an interpreter that others can read (make setup "
+                "PYTHON=/usr/bin/python3), or let others search that folder (chmod o+x)"
+            )
         uid, workdir = _new_python_run_folder(problem, library, cases)
-        worker, library_name = _python_worker(track), compiler.PYTHON_SOURCE
+        worker, library_name = python_interpreter.worker_command(track), compiler.PYTHON_SOURCE
     else:
         uid, workdir = _new_run_folder(((binaries.worker(track, run), "worker"), (library, "lib.so")))
         worker, library_name = ("./worker",), "lib.so"
@@ -226,12 +233,6 @@ def _new_python_run_folder(problem: Problem, source: Path, cases: list[request.C
     package.chmod(0o555)
     python_layout.write(workdir, problem, [c.size_set for c in cases])
     return uid, workdir
-
-
-def _python_worker(track: str) -> tuple[str, ...]:
-    """The command that starts the Python worker: this interpreter (whose site-packages hold the framework),
-    ignoring PYTHON* variables and the user's site folder, with the run folder's copy of the harness."""
-    return (sys.executable, "-E", "-s", "-m", "harness.python_worker", track)
 
 
 def _limits(tests_limit_s: float, track: str, cases: list[request.Case]) -> sandbox.Limits:
