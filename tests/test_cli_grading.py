@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -110,6 +112,23 @@ def test_pytorch_is_imported_only_while_the_run_is_waited_for(tmp_path, monkeypa
     source = (REPO / "solutions" / "softmax" / "01_naive.cpp").read_text()
     assert json.loads(_grade(tmp_path, source, "--json").stdout)["status"] == "accepted"
     assert seen == [(1, 1)]  # once, with the digest made and the sandbox probed
+
+
+def test_sigterm_mid_run_kills_the_run_and_leaves_no_folder_behind(tmp_path):
+    """Python's own SIGTERM exits on the spot: the grading's trusted folder of outputs stayed in the runs folder
+    (over 1 GB for softmax's largest CUDA test), one more for every killed grading."""
+    runs = Path(os.environ["KERNELJUDGE_RUNS"])
+    command = [sys.executable, "-m", "grader.cli.main", "submit", "softmax"]
+    command.append(str(REPO / "solutions" / "softmax" / "01_naive.cpp"))
+    grading = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not list(runs.glob("trusted-*")) and grading.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the run is under way: its trusted folder exists
+    assert grading.poll() is None, "the grading ended before it could be stopped"
+    grading.terminate()
+    said = grading.communicate(timeout=60)[0]
+    assert grading.returncode == 130, said  # as for Ctrl-C
+    assert list(runs.iterdir()) == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs")

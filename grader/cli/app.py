@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 from typing import Any
 
 import typer
@@ -94,6 +96,19 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _terminate_as_interrupt() -> None:
+    """SIGTERM ends a command as Ctrl-C does, a KeyboardInterrupt in the main thread, so every cleanup runs: the
+    sandboxed run killed, its working and trusted folders removed, grade-many's "run again to resume". Python's
+    own SIGTERM exits on the spot, which left a grading's trusted folder of outputs behind (over 1 GB for
+    softmax's largest CUDA test). A handler someone else set (a server, a test runner) is left alone."""
+
+    def interrupt(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, interrupt)
+
+
 def make_app() -> App:
     app = App(
         cls=Group,
@@ -109,5 +124,6 @@ def make_app() -> App:
         ),
     ) -> None:
         """kerneljudge: an online judge for GPU kernels (and a CPU track in C++/OpenMP)."""
+        _terminate_as_interrupt()
 
     return app
