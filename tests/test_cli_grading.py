@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from grader.cli.main import app
+from grader.sandbox import procfs
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[1]
@@ -129,6 +130,27 @@ def test_sigterm_mid_run_kills_the_run_and_leaves_no_folder_behind(tmp_path):
     said = grading.communicate(timeout=60)[0]
     assert grading.returncode == 130, said  # as for Ctrl-C
     assert list(runs.iterdir()) == []
+
+
+def test_what_a_killed_grader_left_is_removed_by_the_next_grading(tmp_path):
+    """SIGKILL (or the OOM killer) leaves no time for cleanup: the next grading on the machine removes the
+    trusted folder of a grader process that is gone, and leaves a live one's alone."""
+    runs = Path(os.environ["KERNELJUDGE_RUNS"])
+    command = [sys.executable, "-m", "grader.cli.main", "submit", "softmax"]
+    command.append(str(REPO / "solutions" / "softmax" / "01_naive.cpp"))
+    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(runs.glob("trusted-*")) and killed.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    killed.kill()
+    killed.wait()
+    (left,) = runs.glob("trusted-*")
+    assert left.name.startswith(f"trusted-{killed.pid}-")
+    alive = runs / f"trusted-{os.getpid()}-{procfs.start_time(os.getpid())}-x"  # this test's own process
+    alive.mkdir()
+    source = (REPO / "solutions" / "softmax" / "01_naive.cpp").read_text()
+    assert json.loads(_grade(tmp_path, source, "--json").stdout)["status"] == "accepted"
+    assert [p.name for p in runs.glob("trusted-*")] == [alive.name]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs")

@@ -33,12 +33,15 @@ from pathlib import Path
 from grader.problems.tracks import device
 from grader.run import binaries
 from grader.sandbox import local as sandbox
+from grader.sandbox import procfs
 from grader.sandbox.local import Limits, Outcome
 
 EXIT_INTERNAL, EXIT_DISK = 70, 74
 ALIGN = 4096  # each buffer on its own page, as the supervisor lays them out
 RUN_NICENESS = -10  # the supervisor's and worker's, above compiles and the grader's own threads
 SUPERVISOR_EXIT_WAIT_S = 60.0  # after the worker is gone, the supervisor only writes its last records
+
+TRUSTED_PREFIX = "trusted-"  # then the grader's pid and start time (new_trusted_folder)
 
 
 class JudgeError(RuntimeError):
@@ -57,10 +60,23 @@ def region_bytes(buffer_bytes: list[list[int]]) -> int:
 
 
 def new_trusted_folder() -> Path:
-    """A folder only the grader's user can enter, beside (never inside) the runs' working directories."""
-    folder = Path(tempfile.mkdtemp(prefix="trusted-", dir=sandbox.runs_base()))
+    """A folder only the grader's user can enter, beside (never inside) the runs' working directories. Its name
+    holds the grader process's pid and start time, so that folders a killed grader left (SIGKILL, the OOM
+    killer: outputs of every kept call, over 1 GB for a large test) are removed by the next grading."""
+    base = sandbox.runs_base()
+    _remove_orphans(base)
+    me = os.getpid()
+    folder = Path(tempfile.mkdtemp(prefix=f"{TRUSTED_PREFIX}{me}-{procfs.start_time(me)}-", dir=base))
     folder.chmod(0o700)
     return folder
+
+
+def _remove_orphans(base: Path) -> None:
+    """Remove the trusted folders in `base` whose grader process is gone."""
+    for folder in base.glob(f"{TRUSTED_PREFIX}*-*-*"):
+        pid, started, _ = folder.name.removeprefix(TRUSTED_PREFIX).split("-", 2)
+        if pid.isdigit() and procfs.start_time(int(pid)) != started:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def remove_trusted(folder: Path) -> None:
