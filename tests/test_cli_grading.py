@@ -115,17 +115,24 @@ def test_pytorch_is_imported_only_while_the_run_is_waited_for(tmp_path, monkeypa
     assert seen == [(1, 1)]  # once, with the digest made and the sandbox probed
 
 
-def test_sigterm_mid_run_kills_the_run_and_leaves_no_folder_behind(tmp_path):
-    """Python's own SIGTERM exits on the spot: the grading's trusted folder of outputs stayed in the runs folder
-    (over 1 GB for softmax's largest CUDA test), one more for every killed grading."""
-    runs = Path(os.environ["KERNELJUDGE_RUNS"])
+def _grading_under_way(runs: Path) -> subprocess.Popen:
+    """`grader submit` of softmax's naive CPU rung in a process of its own, once its run is under way (its
+    trusted folder exists in `runs`)."""
     command = [sys.executable, "-m", "grader.cli.main", "submit", "softmax"]
     command.append(str(REPO / "solutions" / "softmax" / "01_naive.cpp"))
     grading = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     while not list(runs.glob("trusted-*")) and grading.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)  # until the run is under way: its trusted folder exists
+        time.sleep(0.05)
     assert grading.poll() is None, "the grading ended before it could be stopped"
+    return grading
+
+
+def test_sigterm_mid_run_kills_the_run_and_leaves_no_folder_behind():
+    """Python's own SIGTERM exits on the spot: the grading's trusted folder of outputs stayed in the runs folder
+    (over 1 GB for softmax's largest CUDA test), one more for every killed grading."""
+    runs = Path(os.environ["KERNELJUDGE_RUNS"])
+    grading = _grading_under_way(runs)
     grading.terminate()
     said = grading.communicate(timeout=60)[0]
     assert grading.returncode == 130, said  # as for Ctrl-C
@@ -136,14 +143,9 @@ def test_what_a_killed_grader_left_is_removed_by_the_next_grading(tmp_path):
     """SIGKILL (or the OOM killer) leaves no time for cleanup: the next grading on the machine removes the
     trusted folder of a grader process that is gone, and leaves a live one's alone."""
     runs = Path(os.environ["KERNELJUDGE_RUNS"])
-    command = [sys.executable, "-m", "grader.cli.main", "submit", "softmax"]
-    command.append(str(REPO / "solutions" / "softmax" / "01_naive.cpp"))
-    killed = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not list(runs.glob("trusted-*")) and killed.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    killed = _grading_under_way(runs)
     killed.kill()
-    killed.wait()
+    killed.communicate()
     (left,) = runs.glob("trusted-*")
     assert left.name.startswith(f"trusted-{killed.pid}-")
     alive = runs / f"trusted-{os.getpid()}-{procfs.start_time(os.getpid())}-x"  # this test's own process
