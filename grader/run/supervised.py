@@ -75,7 +75,7 @@ def _remove_orphans(base: Path) -> None:
     """Remove the trusted folders in `base` whose grader process is gone."""
     for folder in base.glob(f"{TRUSTED_PREFIX}*-*-*"):
         pid, started, _ = folder.name.removeprefix(TRUSTED_PREFIX).split("-", 2)
-        if pid.isdigit() and procfs.start_time(int(pid)) != started:
+        if pid.isdigit() and not procfs.still_running(pid, started):
             shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -81,6 +81,11 @@ def start_time(pid: int) -> str:
         return ""
 
 
+def still_running(pid: str, started: str) -> bool:
+    """Whether the process a record names by its pid and start time (as text) is still the one running."""
+    return pid.isdigit() and started != "" and start_time(int(pid)) == started
+
+
 def children(pid: int) -> list[int]:
     """The children of `pid` (in the order they were made)."""
     try:

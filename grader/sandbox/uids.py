@@ -38,7 +38,7 @@ def _held(path: Path) -> bool:
         pid, _, started = path.read_text().strip().partition(" ")
     except FileNotFoundError:
         return False
-    return pid.isdigit() and procfs.start_time(int(pid)) == started and started != ""
+    return procfs.still_running(pid, started)
 
 
 def _system_has(uid: int) -> bool:

@@ -115,7 +115,7 @@ def _sweep() -> None:
         if name != SOURCE:
             continue
         pid, _, started = holder.partition(":")
-        gone = pid.isdigit() and procfs.start_time(int(pid)) != started
+        gone = pid.isdigit() and not procfs.still_running(pid, started)
         try:
             if gone or (not os.listdir(point) and now - os.stat(point).st_mtime > SWEEP_AGE_S):
                 remove_workdir(Path(point))
