@@ -109,7 +109,14 @@ def grade_many(
     pending = [item for item in items if item.job.id not in done]
     summary.resumed = len(items) - len(pending)
     build = identity.grader_build()
-    summary.other_builds.update(done[i.job.id] for i in items if i.job.id in done and done[i.job.id] != build)
+
+    def resumed_from(version: str) -> None:  # a verdict not graded now: count it when another build made it
+        if version != build:
+            summary.other_builds[version] += 1
+
+    for item in items:
+        if item.job.id in done:
+            resumed_from(done[item.job.id])
     sink = open(out, "a", encoding="utf-8") if out else (stream or sys.stdout)
     try:
 
@@ -134,8 +141,7 @@ def grade_many(
                 raise _stopped(error, out, summary) from error
             for item in [item for item in pending if item.job.id in stored_ids]:
                 stored = jobs.stored_result(item.job.id, db_url) or {}
-                if stored.get("grader_version", "") != build:
-                    summary.other_builds[str(stored.get("grader_version", ""))] += 1
+                resumed_from(str(stored.get("grader_version", "")))
                 emit(item, stored, stored=True)
                 summary.from_database += 1
             pending = [item for item in pending if item.job.id not in stored_ids]
