@@ -206,41 +206,45 @@ def test_a_py_file_that_names_no_framework_asks_for_the_track(tmp_path):
     assert "--track triton or --track cupy" in run.stderr + run.stdout
 
 
-def test_what_the_sandboxs_uid_cannot_reach_is_named():
+@pytest.fixture
+def private_folder():
+    """A fresh 0700 folder in /tmp, whose parents others can search (pytest's own tmp_path lies under a private
+    folder, which would be what blocks)."""
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_what_the_sandboxs_uid_cannot_reach_is_named(private_folder):
     from grader.sandbox.reachable import blocked
 
-    base = Path(tempfile.mkdtemp(dir="/tmp"))  # not under pytest's folder, which is private itself
-    try:
-        base.chmod(0o755)
-        private = base / "home"
-        private.mkdir(mode=0o700)
-        (private / "python").write_bytes(b"")
-        secret = base / "secret"
-        secret.write_text("")
-        secret.chmod(0o600)
-        assert blocked(Path("/bin/sh"), execute=True) == ""
-        assert blocked(private / "python", execute=True) == f"{private} is drwx------"
-        assert blocked(secret) == f"{secret} is -rw-------"
-    finally:
-        shutil.rmtree(base)
+    private_folder.chmod(0o755)
+    private = private_folder / "home"
+    private.mkdir(mode=0o700)
+    (private / "python").write_bytes(b"")
+    secret = private_folder / "secret"
+    secret.write_text("")
+    secret.chmod(0o600)
+    assert blocked(Path("/bin/sh"), execute=True) == ""
+    assert blocked(private / "python", execute=True) == f"{private} is drwx------"
+    assert blocked(secret) == f"{secret} is -rw-------"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox switches to a uid of its own only when run as root")
-def test_an_interpreter_the_sandbox_cannot_run_is_the_judges_failure_not_the_submissions(softmax, monkeypatch):
+def test_an_interpreter_the_sandbox_cannot_run_is_the_judges_failure_not_the_submissions(
+    softmax, monkeypatch, private_folder
+):
     """A venv made from pyenv under a 0700 /root: the worker died with `Permission denied` on the interpreter,
     which the verdict charged to the submission as a runtime error."""
     from grader.judge import pipeline
     from grader.run.supervised import JudgeError
 
-    home = Path(tempfile.mkdtemp(dir="/tmp"))  # 0700, like a private home
-    try:
-        (home / "python3").write_bytes(b"")
-        monkeypatch.setattr(sys, "executable", str(home / "python3"))
-        source = (REPO / "solutions" / "softmax" / "02_triton_online.py").read_bytes()
-        with pytest.raises(JudgeError) as refused:
-            pipeline.grade(softmax, source, "02_triton_online.py", track="triton", sandbox_kind="local")
-        said = str(refused.value)
-        assert f"runs this interpreter ({home / 'python3'}) as the sandbox's uid" in said
-        assert f"{home} is drwx------" in said and "make setup PYTHON=/usr/bin/python3" in said
-    finally:
-        shutil.rmtree(home)
+    home = private_folder  # 0700, like a private home
+    (home / "python3").write_bytes(b"")
+    monkeypatch.setattr(sys, "executable", str(home / "python3"))
+    source = (REPO / "solutions" / "softmax" / "02_triton_online.py").read_bytes()
+    with pytest.raises(JudgeError) as refused:
+        pipeline.grade(softmax, source, "02_triton_online.py", track="triton", sandbox_kind="local")
+    said = str(refused.value)
+    assert f"runs this interpreter ({home / 'python3'}) as the sandbox's uid" in said
+    assert f"{home} is drwx------" in said and "make setup PYTHON=/usr/bin/python3" in said
