@@ -5,7 +5,8 @@ submission code exists in the process); LOAD -> LOADED; then CALL/EMPTY -> DONE 
 
 It runs in the sandbox. It starts CUDA through the track's framework (harness/python_frameworks.py), maps the
 device memory whose file descriptor came with MAP (harness/cuda_vmm.py), and answers EMPTY with a stand-in
-that reads every input and writes every output. On LOAD it installs the seccomp filter (processes allowed, for
+that reads every input and writes every output, after making the arrays a CALL would (their cost is part of
+the rest the supervisor calibrates). On LOAD it installs the seccomp filter (processes allowed, for
 the JIT: harness/python_seccomp.cpp), Landlock (only the JIT's compilers may run: harness/landlock.py) and the
 audit hook (harness/python_guard.py), then imports the submission and says LOADED. For each CALL it makes each
 set's arrays first, then calls `solve` once per set between two CUDA events on the stream it calls on (the
@@ -86,7 +87,8 @@ class Worker:
             elif go.kind == kjp2.EMPTY:
                 if not valid(go, self.region_bytes):
                     fail("malformed call")
-                self.timed(go.call, functools.partial(self.touch, go))
+                made = [self.arguments(go, s) for s in range(go.sets if go.buffers else 0)]
+                self.timed(go.call, functools.partial(self.touch, go, made))
             elif go.kind == kjp2.CALL and self.solve is not None:
                 if go.ints > kjp2.MAX_INTS or not valid(go, self.region_bytes):
                     fail("malformed call")
@@ -150,9 +152,12 @@ class Worker:
             traceback.print_exc()
             fail(f"solve raised {type(error).__name__}: {error}")
 
-    def touch(self, go: kjp2.Go) -> None:
+    def touch(self, go: kjp2.Go, made: list[list[Any]]) -> None:
         """The calibration's stand-in for a submission: every input word read, every output word written; then,
-        if asked, the GPU kept busy a while (the calibration's longer calls)."""
+        if asked, the GPU kept busy a while (the calibration's longer calls). `made` is not used: it holds the
+        arrays a CALL would get, made before the first event and alive until the call ends as a CALL's are, so
+        that the rest the supervisor calibrates includes their cost (Python makes them in tens of microseconds;
+        left out, an honest call's bound sat above its claim)."""
         for s in range(go.sets):
             for j in range(go.buffers):
                 end = go.offsets[j + 1] if j + 1 < go.buffers else go.set_stride
