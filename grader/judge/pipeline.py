@@ -44,7 +44,8 @@ from grader.run import inputs as gen
 from grader.sandbox import base, container
 from grader.sandbox import local as sandbox
 
-SIDE_STREAM_TAIL_MS = 2.0  # work still running this long after solve returned, in a test call
+SIDE_STREAM_TAIL_MS = 2.0  # work still running this long after solve returned, in every call of a test,
+SIDE_STREAM_TAIL_FRACTION = 0.5  # or this fraction of the call if that is longer
 TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over an empty call's tail
 # CUDA: a benchmark's claimed median (the worker's own events) is believed only if it is at least the lower
 # quartile of the supervisor's per-call lower bounds less this slack (docs/timing.md, "The CUDA track's clock").
@@ -373,17 +374,6 @@ def _check_case(problem: Problem, case: request.Case, out: Path) -> TestResult |
             )
         if got is None:
             return None
-        tail = _call_tail_ms(out / f"{case.name}.calls", draw)
-        if tail is not None and tail > SIDE_STREAM_TAIL_MS:
-            return TestResult(
-                case.name,
-                size_set.sizes,
-                Status.REJECTED,
-                message=(
-                    f"device work went on for {tail:.2f} ms after solve returned (a side stream or thread?): "
-                    "solve must finish or enqueue all its work on the stream it was called on"
-                ),
-            )
         expected_inputs = _inputs(problem, case, draw)
         for name, values in expected_inputs.items():
             changed = check.first_difference(got[name], values)
@@ -400,6 +390,17 @@ def _check_case(problem: Problem, case: request.Case, out: Path) -> TestResult |
             worst_abs, worst_rel = max(worst_abs, result.max_abs_err), max(worst_rel, result.max_rel_err)
             if not result.ok:
                 return check.wrong_output(case.name, size_set.sizes, param.name, result, second_draw=draw > 0)
+    tail = _side_stream_tail_ms(out / f"{case.name}.calls")
+    if tail is not None:
+        return TestResult(
+            case.name,
+            size_set.sizes,
+            Status.REJECTED,
+            message=(
+                f"device work went on for {tail:.2f} ms after solve returned, in every call (a side stream or "
+                "thread?): solve must finish or enqueue all its work on the stream it was called on"
+            ),
+        )
     return TestResult(case.name, size_set.sizes, Status.ACCEPTED, worst_abs, worst_rel)
 
 
@@ -408,15 +409,21 @@ def _inputs(problem: Problem, case: request.Case, call: int):
     return check.make_inputs(problem, case.size_set, gen.call_seed(case.seed, call), 0)
 
 
-def _call_tail_ms(path: Path, draw: int) -> float | None:
+def _side_stream_tail_ms(path: Path) -> float | None:
+    """How long device work outlived solve in a test's calls, if it did so by more than allowed in every draw
+    (the least of them); None if not, or if the record is odd. Every draw, not one: a worker the machine kept
+    off its core for a moment stretches one call's tail (an honest 5 ms naive softmax showed 2.4 ms once on the
+    H100), a side stream stretches them all."""
+    tails = {}
     try:
         for line in (check.read_record(path) or "").splitlines():
-            fields = line.split()
-            if len(fields) == 3 and fields[0] == str(draw):
-                return float(fields[2])
+            draw, call_ms, tail_ms = (float(field) for field in line.split())
+            tails[int(draw)] = (tail_ms, max(SIDE_STREAM_TAIL_MS, SIDE_STREAM_TAIL_FRACTION * call_ms))
     except ValueError:
-        pass
-    return None
+        return None
+    if len(tails) < request.DRAWS_PER_TEST or any(tail <= allowed for tail, allowed in tails.values()):
+        return None
+    return min(tail for tail, _ in tails.values())
 
 
 def _judge_benchmarks(
