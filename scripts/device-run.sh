@@ -5,7 +5,7 @@
 # at its time limit still brings back the last pack). Steps: grade (make grade PROBLEM=attention), doctor,
 # cli-timings, fixtures, ladder, submit, test-gpu, gpu-supervisor, selftest, bench-solutions, leaderboard, site,
 # validate, repeat, grade-many, cold-submit, startup, and for the Python tracks python-selftest, python-bench,
-# python-overhead, python-validate, triton-batch. PROBLEMS limits the problem-wise steps (PYTHON_PROBLEMS,
+# python-overhead, python-validate, python-ladders, triton-batch. PROBLEMS limits the problem-wise steps (PYTHON_PROBLEMS,
 # PYTHON_VALIDATE the Python ones). Used by developers; the project's own commands do the work. With a
 # wheelhouse made without the dev tools (mypy, ruff), set EXTRAS=test,distributed.
 set -uo pipefail
@@ -33,7 +33,10 @@ grade_folder() {
 import json; s = json.load(open('$LOGS/$name-summary.json')); print(s['statuses'], s['wall_s'], 's', s['gradings_per_hour'], 'per hour')
 for line in open('$LOGS/$name.jsonl'):
     v = json.loads(line)
-    if v.get('status') != 'accepted': print(v.get('file'), v.get('message'))"
+    if v.get('status') != 'accepted': print(v.get('file'), v.get('message'))
+    for b in v.get('benchmarks') or []:  # the claim beside the supervisor's clock bound (docs/timing.md)
+        bound = (b.get('mode') or '').partition('clock bound ')[2].split(' us')[0]
+        if bound: print(f\"  {v.get('file')} {b['name']}: claim {b['median_us']:.1f} us, bound {bound} us, bound/claim {float(bound) / b['median_us']:.3f}\")"
 }
 # grader submit PROBLEM FILE --json into $LOGS/NAME.json, with its wall time, verdict, score and stages.
 timed_submit() {
@@ -94,11 +97,20 @@ python_overhead() {
     for run in 1 2; do timed_submit softmax "$f" "overhead-$(basename "$f")-$run"; done
   done
 }
+# Every Triton and CuPy rung of PYTHON_PROBLEMS graded as a batch, one track at a time: no honest rung refused,
+# and each benchmark's claim beside the supervisor's clock bound.
+python_ladders() {
+  for t in triton cupy; do local folder=/tmp/kj-$t-ladders; rm -rf "$folder"
+    for slug in $PYTHON_PROBLEMS; do mkdir -p "$folder/$slug"; cp solutions/"$slug"/0*_"$t"_*.py "$folder/$slug/" 2>/dev/null; done
+    grade_folder "$t-ladders" "$t" "$folder"; done
+}
 # grade-many over a folder of Triton submissions (TRITON_COPIES copies of each Triton rung of softmax, default 10:
 # at ~20 s a grading, 20 files take ~7 minutes): throughput.
 triton_batch() {
   local folder=/tmp/kj-triton-batch; rm -rf "$folder"; mkdir -p "$folder/softmax"
-  for i in $(seq "${TRITON_COPIES:-10}"); do for f in solutions/softmax/0*_triton_*.py; do cp "$f" "$folder/softmax/r$i-$(basename "$f")"; done; done
+  # each copy differs by a comment: grade-many grades identical sources once
+  for i in $(seq "${TRITON_COPIES:-10}"); do for f in solutions/softmax/0*_triton_*.py; do
+    { cat "$f"; echo "# copy $i"; } > "$folder/softmax/r$i-$(basename "$f")"; done; done
   grade_folder triton-batch triton "$folder"
 }
 for s in "$@"; do case $s in
@@ -126,5 +138,6 @@ for s in "$@"; do case $s in
   python-overhead) step python-overhead python_overhead ;;
   python-validate) for t in triton cupy; do step "validate-$t" $G validate-timing $PYTHON_VALIDATE --track $t; done ;;
   triton-batch) step triton-batch triton_batch ;;
+  python-ladders) step python-ladders python_ladders ;;
   *) echo "unknown step $s" ;;
 esac; done
