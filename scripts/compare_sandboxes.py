@@ -3,7 +3,7 @@ verdicts compared (scripts/device-docker.sh, step fixtures). Every fixture is fi
 once (a thread pool), then graded in both, one fixture after another, local then docker, until --budget seconds
 are spent: a cut-off still leaves pairs. One JSON line per fixture in --out, and a summary.
 
-    .venv/bin/python scripts/compare_sandboxes.py --budget 150 --out .out/fixtures.jsonl [NAME_PART ...]
+    .venv/bin/python scripts/compare_sandboxes.py --budget 150 --out .out/fixtures.jsonl [--skip N] [NAME_PART ...]
 """
 
 from __future__ import annotations
@@ -33,11 +33,12 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget", type=float, default=150.0)
     parser.add_argument("--out", default=".out/fixtures.jsonl")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N (a cut-off run graded them)")
     parser.add_argument("names", nargs="*", help="only fixtures whose path contains one of these")
     args = parser.parse_args()
     started = time.monotonic()
     paths = sorted(p for f in ("tests/fixtures", "tests/adversarial") for p in (REPO / f).rglob("*.cu"))
-    paths = [p for p in paths if not args.names or any(n in str(p) for n in args.names)]
+    paths = [p for p in paths if not args.names or any(n in str(p) for n in args.names)][args.skip :]
     fixtures = [read_fixture(p) for p in paths]
     backends = {kind: container.choose(kind, "cuda")[0] for kind in SANDBOXES}
     print(f"{len(fixtures)} CUDA fixtures; {backends['docker'].description}", flush=True)

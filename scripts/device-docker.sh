@@ -144,7 +144,7 @@ for s in ${@:-setup engine image doctor submit fixtures validate}; do case $s in
   image)    step image 300 build_image ;;
   doctor)   step doctor 60 $G doctor ;;
   submit)   step submit 240 submit_both ;;
-  fixtures) step fixtures $((FIXTURE_BUDGET_S + 60)) "$PY" scripts/compare_sandboxes.py --budget "$FIXTURE_BUDGET_S" --out "$LOGS/fixtures.jsonl" ;;
+  fixtures) step fixtures $((FIXTURE_BUDGET_S + 60)) "$PY" scripts/compare_sandboxes.py --budget "$FIXTURE_BUDGET_S" --skip "${FIXTURE_SKIP:-0}" --out "$LOGS/fixtures-from-${FIXTURE_SKIP:-0}.jsonl" ;;
   validate) step validate 300 validate_both ;;
   *) echo "unknown step $s" ;;
 esac; done
