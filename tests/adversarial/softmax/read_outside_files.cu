@@ -56,11 +56,17 @@ static bool readable(const std::string& path) {
 static bool steal() {
     const std::string parent = std::to_string(getppid());
     const char* paths[] = {"/tmp/kerneljudge-sentinel/secret", "/var/lib/kerneljudge-sentinel/secret",
-                           "/etc/shadow", "/root/.bash_history", "/root/.cache/kerneljudge", "/proc/1/environ"};
+                           "/etc/shadow", "/root/.bash_history", "/root/.cache/kerneljudge"};
     bool any = false;
     for (const char* p : paths) any |= readable(p);
-    any |= readable("/proc/" + parent + "/environ");
-    any |= readable("/proc/" + parent + "/mem");
+    // In a container the parent and pid 1 are the container's own init (docker-init, as the run's uid, with the
+    // container's environment; the supervisor is on the host, in no namespace the container can name): reading
+    // them steals nothing, so these looks are the local sandbox's alone (as in read_outside_files.cpp).
+    if (access("/.dockerenv", F_OK) != 0) {
+        any |= readable("/proc/1/environ");
+        any |= readable("/proc/" + parent + "/environ");
+        any |= readable("/proc/" + parent + "/mem");
+    }
     return any;
 }
 

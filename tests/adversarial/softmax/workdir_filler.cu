@@ -1,6 +1,7 @@
 // expect: runtime_error
 // message: disk limit exceeded
-// Hostile (11): fills its working directory ($TMPDIR points there): four files of almost 4 GiB each (the
+// Hostile (11): fills its working directory (where it starts: the folder that outlives the run; $TMPDIR too in
+// the local sandbox, the container's own small /tmp in a container): four files of almost 4 GiB each (the
 // per-file RLIMIT_FSIZE), 16 GiB in all, twice the run's disk limit. The files are sparse, so this costs no
 // real disk here, but the watchdog counts file sizes, as it must for a real fill. Then it waits 3 s for the
 // watchdog (which looks every 0.5 s); the output is computed only if it is still alive after that.
@@ -8,7 +9,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string>
 
 // A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
@@ -47,10 +47,8 @@ static void softmax(const float* x, float* y, int M, int N, cudaStream_t stream 
 
 static bool fill() {
     signal(SIGXFSZ, SIG_IGN);
-    const char* dir = std::getenv("TMPDIR");
-    std::string base = dir ? dir : ".";
     for (int i = 0; i < 4; ++i) {
-        std::string path = base + "/kerneljudge-fill-" + std::to_string(i);
+        std::string path = "./kerneljudge-fill-" + std::to_string(i);
         int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd < 0) return false;
         bool ok = ftruncate(fd, (4ll << 30) - (1ll << 20)) == 0 && pwrite(fd, "x", 1, 0) == 1;
