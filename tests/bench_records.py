@@ -23,9 +23,9 @@ def write(out: Path, name: str, claims_ms: list[float], bounds_ms: list[float] |
         (out / f"{name}.bound").write_text("call claimed_ms bound_ms interval_ms own_gpu_ms\n" + lines)
 
 
-def judge_first_benchmark(problem, out: Path) -> tuple[Verdict, tuple[str, str] | None]:
-    """(the verdict, the failure or None) of judging the records in `out` of `problem`'s first CUDA benchmark."""
-    bench = problem.benchmarks_for("cuda")[0]
-    verdict = Verdict(Status.ACCEPTED, "", problem.slug, "cuda", "test-submission")
+def judge_first_benchmark(problem, out: Path, track: str = "cuda") -> tuple[Verdict, tuple[str, str] | None]:
+    """(the verdict, the failure or None) of judging the records in `out` of `problem`'s first benchmark."""
+    bench = problem.benchmarks_for(track)[0]
+    verdict = Verdict(Status.ACCEPTED, "", problem.slug, track, "test-submission")
     cases = [request.Case(bench.name, bench, "bench", 1, True)]
-    return verdict, pipeline._judge_benchmarks(verdict, problem, "cuda", cases, out, Outcome(0, 600.0), [])
+    return verdict, pipeline._judge_benchmarks(verdict, problem, track, cases, out, Outcome(0, 600.0), [])
