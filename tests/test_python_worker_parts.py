@@ -261,3 +261,67 @@ def test_the_call_layout_gives_solves_arguments_in_signature_order_and_each_size
     first = problem.tests_for("triton")[0].sizes
     assert told["shapes"][f"{first['M']} {first['N']}"] == [[first["M"], first["N"]]] * 2
     assert str(problem.folder.parent.resolve()) in told["judge_paths"]  # the problems' references are the judge's
+
+
+class _RecordingFramework:
+    """A framework that records what the worker asks of it, in order (no GPU)."""
+
+    def __init__(self, log: list[str]):
+        self.log = log
+
+    def event(self):
+        return object()
+
+    def array(self, address, shape, token):
+        self.log.append(f"array {shape}")
+        return address
+
+    def record(self, event):
+        self.log.append("event")
+
+    def synchronize_device(self):
+        pass
+
+    def wait(self, event):
+        pass
+
+    def elapsed_ms(self, start, end):
+        return 0.0
+
+    def touch(self, address, words, write):
+        self.log.append("touch")
+
+    def spin(self, microseconds):
+        pass
+
+
+def test_a_calibration_call_makes_solves_arrays_before_its_first_event_as_a_call_does(monkeypatch):
+    # The rest the supervisor calibrates with EMPTY must hold the Python time a CALL spends before its first event
+    # (making solve's arrays): left out, an honest Triton call's clock bound sat 130 us over its claim (H100).
+    from grader.problems.spec import load_problem
+    from grader.run import python_layout
+    from harness import python_frameworks, python_worker
+
+    problem = load_problem("softmax")
+    test = problem.tests_for("triton")[1]
+    m, n = test.sizes["M"], test.sizes["N"]
+    log: list[str] = []
+    monkeypatch.setattr(python_frameworks, "start", lambda track: _RecordingFramework(log))
+    supervisor, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    worker = python_worker.Worker("triton", theirs, "submission.py", python_layout.layout(problem, [test]))
+    stride = 2 * m * n * 4
+    worker.region, worker.region_bytes = 1 << 40, stride
+    worker.solve = lambda *arguments: log.append("solve")
+    offsets = (0, m * n * 4) + (0,) * (kjp2.MAX_BUFFERS - 2)
+    values = (m, n) + (0,) * (kjp2.MAX_INTS - 2)
+    runs = {}
+    for kind in (kjp2.EMPTY, kjp2.CALL):
+        log.clear()
+        worker.answer(kjp2.Go(kind, 7, 2, 2, offsets, values, 1, 0b10, stride))
+        assert kjp2.unpack_reply(supervisor.recv(64))[:2] == (kjp2.DONE, 7)
+        runs[kind] = list(log)
+    made_then_timed = [f"array {(m, n)}", f"array {(m, n)}", "event"]
+    assert runs[kjp2.EMPTY][:3] == runs[kjp2.CALL][:3] == made_then_timed
+    assert "touch" in runs[kjp2.EMPTY] and "solve" in runs[kjp2.CALL]
+    supervisor.close()
+    theirs.close()
