@@ -3,7 +3,8 @@
 # steps named as arguments, logging each to $LOGS/<step>.log (default /tmp/kj-device-run); after every step all of
 # $LOGS is packed into $OUT/device-run-logs.tgz, since a device call brings back 8 files at most (and a call cut off
 # at its time limit still brings back the last pack). Steps: grade (make grade PROBLEM=attention), doctor,
-# cli-timings, fixtures, ladder, submit, test-gpu, gpu-supervisor, selftest, bench-solutions, leaderboard, site,
+# cli-timings, fixtures, ladder, submit, test-gpu (or its halves test-gpu-adversarial, test-gpu-rest),
+# gpu-supervisor, selftest, bench-solutions, leaderboard, site,
 # validate, repeat, grade-many, cold-submit, startup, and for the Python tracks python-selftest, python-bench,
 # python-overhead, python-validate, python-ladders, triton-batch. PROBLEMS limits the problem-wise steps (PYTHON_PROBLEMS,
 # PYTHON_VALIDATE the Python ones). Used by developers; the project's own commands do the work. With a
@@ -123,6 +124,9 @@ for s in "$@"; do case $s in
   submit)   for slug in $PROBLEMS; do f=$(top_rung "$slug");
               step "submit-$slug" bash -c "time $G submit $slug $f --json > $LOGS/submit-$slug.json; tail -c 1500 $LOGS/submit-$slug.json"; done ;;
   test-gpu) step test-gpu make test-gpu ;;
+  # make test-gpu took 565 s in session 9, near a device call's 600: its two halves, for one call each
+  test-gpu-adversarial) step test-gpu-adversarial .venv/bin/python -m pytest -q -m gpu tests/adversarial -p no:cacheprovider ;;
+  test-gpu-rest) step test-gpu-rest .venv/bin/python -m pytest -q -m gpu tests --ignore=tests/adversarial -p no:cacheprovider ;;
   gpu-supervisor) step gpu-supervisor .venv/bin/python -m pytest -q -s -p no:cacheprovider tests/test_gpu_supervisor.py ;;
   grade-many) step grade-many grade_many ;;
   selftest) step selftest $G selftest ;;
