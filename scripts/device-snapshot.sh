@@ -5,7 +5,7 @@
 # scripts/device-docker.sh (make debs). --add REF:PATH copies one more file from another ref, e.g. a branch's rung
 # to bench beside main's ladder. The wheelhouse and the engine bundle are made once and kept under /tmp.
 # Prints the size and fails above what a call can carry (64 MiB). Used by developers, e.g.
-#   bash scripts/device-snapshot.sh --add wip/gemm-fp16-persistent:solutions/gemm-fp16/04_wgmma_persistent.cu
+#   bash scripts/device-snapshot.sh --engine --add my-branch:solutions/gemm-fp16/06_new_rung.cu
 #   device run, carry [".snap"]: cd .snap && export EXTRAS=test,distributed && OUT=$OUT bash scripts/device-run.sh ...
 set -euo pipefail
 cd "$(dirname "$0")/.."

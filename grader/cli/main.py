@@ -160,10 +160,8 @@ def _python_reach() -> str:
 
     why = python_interpreter.unreachable("triton") or python_interpreter.unreachable("cupy")
     if why:
-        return (
-            f"cannot run: the sandbox's uid cannot reach {sys.executable} or its frameworks ({why}); "
-            "make setup PYTHON=/usr/bin/python3, or chmod o+x that folder"
-        )
+        reach = f"the sandbox's uid cannot reach {sys.executable} or its frameworks ({why})"
+        return f"cannot run: {reach}; {python_interpreter.FIX}"
     return f"the sandbox's uid can run {sys.executable} and its frameworks"
 
 

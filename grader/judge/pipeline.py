@@ -177,8 +177,7 @@ def _run_harness(
         if why:
             raise supervised.JudgeError(
                 f"the {track} track runs this interpreter ({sys.executable}) as the sandbox's uid, which cannot "
-                f"reach it: {why}. Make the venv from an interpreter that others can read (make setup "
-                "PYTHON=/usr/bin/python3), or let others search that folder (chmod o+x)"
+                f"reach it: {why}; {python_interpreter.FIX}"
             )
         uid, workdir = _new_python_run_folder(problem, library, cases)
         worker, library_name = python_interpreter.worker_command(track), compiler.PYTHON_SOURCE

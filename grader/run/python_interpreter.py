@@ -12,6 +12,11 @@ from pathlib import Path
 from grader.sandbox.reachable import blocked
 
 FRAMEWORKS = {"triton": ("torch", "triton"), "cupy": ("cupy",)}  # what harness/python_frameworks imports
+# what an operator does about an interpreter the sandbox's uid cannot reach (grader doctor, and the judge's error)
+FIX = (
+    "make the venv from an interpreter others can read (make setup PYTHON=/usr/bin/python3), or let others "
+    "search that folder (chmod o+x)"
+)
 
 
 def worker_command(track: str) -> tuple[str, ...]:
