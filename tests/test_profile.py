@@ -198,3 +198,48 @@ def test_advice_quotes_no_load_width_that_no_load_has():
     said = " ".join(advice.for_kernel(naive))
     assert "global loads are 22% sector-efficient" in said
     assert "-byte" not in said.split("sector")[0]
+
+
+def _recorded(name: str) -> Profile:
+    return Profile.model_validate_json((FIXTURES / f"recorded-h100-{name}.json").read_text())
+
+
+def test_a_grid_one_wave_short_of_the_sms_is_not_called_idle():
+    """attention's top rung on the H100 (83% of its speed of light): 128 blocks for 132 SMs leave 3% of the GPU
+    idle, which is not worth a learner's time; the advice used to say "most of the GPU is idle" there."""
+    from grader.profile import advice
+
+    flash = _recorded("attention-03_flash_split_kv").kernels[0]
+    assert flash.grid == "(16, 8, 1)"
+    said = " ".join(advice.for_kernel(flash))
+    assert "the grid" not in said and "idle" not in said
+    assert "the grid has 64 blocks for 132 SMs: most of the GPU is idle" in " ".join(
+        advice.for_kernel(flash.model_copy(update={"grid": "(8, 8, 1)"}))
+    )
+    assert "the grid has 100 blocks for 132 SMs: 32 SMs get no block" in " ".join(
+        advice.for_kernel(flash.model_copy(update={"grid": "(100, 1, 1)"}))
+    )
+
+
+def test_a_kernel_on_tensor_cores_is_not_told_to_use_them_and_a_scalar_one_is():
+    """gemm-fp16 on the H100: the wgmma rung (tensor pipe 86%) was told "FP32 at 0% of the FMA ceiling: use
+    tensor cores"; the naive rung (tensor pipe 0%) must still be."""
+    from grader.profile import advice
+
+    wgmma = _recorded("gemm-fp16-05_wgmma_cluster_multicast").kernels[0]
+    assert wgmma.tensor_pipe_pct == pytest.approx(85.97)
+    said = " ".join(advice.for_kernel(wgmma))
+    assert "use tensor cores" not in said
+    assert "the tensor cores at 86% of theirs" in said
+    naive = _recorded("gemm-fp16-01_naive").kernels[0]
+    assert naive.tensor_pipe_pct == 0.0
+    assert "FP32 at 9% of the FMA ceiling: use tensor cores (mma or wgmma" in " ".join(advice.for_kernel(naive))
+
+
+def test_a_call_near_its_roofline_is_told_little_is_left_to_gain():
+    from grader.profile import advice
+
+    top = _profile("softmax-04_online-square_8k.csv")
+    assert advice.for_call(top)[0].endswith("near the roofline, little is left to gain")
+    naive = _profile("softmax-01_naive-square_8k.csv")
+    assert "little is left" not in " ".join(advice.for_call(naive))

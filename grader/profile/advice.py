@@ -5,7 +5,9 @@ check it in the table (or in the Nsight Compute GUI with --raw): spills to local
 GPU; uncoalesced or narrow global loads; memory pipes busy while DRAM is not (no reuse); memory-bound near the
 copy ceiling; low occupancy and what limits it; compute-bound; otherwise latency, named by the top stall.
 The call's advice is a headline (how far from the roofline, bound by what) and the slowest kernel's first two
-rules.
+rules (at 90% of the roofline or more the headline says that little is left to gain). Tuned on all 43 CUDA rungs' profiles on an
+H100 (docs/profile.md): a grid one wave short of the SMs is not "idle", and a kernel already on tensor cores is
+not told to use them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ BUSY_PCT = 60.0  # a throughput this close to speed of light is the limit
 IDLE_PCT = 40.0  # both below this: neither memory nor compute is busy (latency-bound)
 COALESCED_PCT = 60.0  # global-load sector efficiency below this wastes most fetched bytes
 LOW_OCCUPANCY_PCT = 30.0
+IDLE_SMS_WORTH_SAYING = 0.1  # a grid that leaves fewer SMs idle than this share costs too little to name
+TENSOR_BUSY_PCT = 20.0  # the tensor pipe this busy: the kernel already runs on tensor cores
+NEAR_ROOFLINE = 0.9  # a call at this share of its speed of light has little left to gain
 SCATTERED_SECTORS = 16  # sectors per warp-wide load above a coalesced float4's: scattered addresses
 ACCESS_WIDTHS = (1, 2, 4, 8, 16)  # bytes a thread's global load instruction can move
 STALL_HINTS = {
@@ -69,9 +74,10 @@ def for_kernel(k: KernelProfile, sms: int = 132) -> list[str]:
             "__launch_bounds__"
         )
     blocks = _blocks(k.grid)
-    if blocks is not None and blocks < sms:
+    if blocks is not None and blocks < (1 - IDLE_SMS_WORTH_SAYING) * sms:
+        idle = "most of the GPU is idle" if blocks <= sms / 2 else f"{sms - blocks} SMs get no block"
         said.append(
-            f"the grid has {blocks} block{'s' if blocks != 1 else ''} for {sms} SMs: most of the GPU is idle; "
+            f"the grid has {blocks} block{'s' if blocks != 1 else ''} for {sms} SMs: {idle}; "
             "launch at least a few blocks per SM (split the work finer, e.g. one block per row)"
         )
     efficiency, width = k.global_load_sector_efficiency_pct, _access_width(k.global_load_bytes_per_instruction)
@@ -113,10 +119,17 @@ def for_kernel(k: KernelProfile, sms: int = 132) -> list[str]:
             f"occupancy is low: {occupancy.achieved_pct:.0f}% achieved of {occupancy.theoretical_pct or 0:.0f}% "
             f"theoretical{limit}"
         )
-    if compute is not None and compute >= BUSY_PCT:
+    tensor = k.tensor_pipe_pct
+    if compute is not None and compute >= BUSY_PCT and tensor is not None and tensor >= TENSOR_BUSY_PCT:
+        said.append(
+            f"compute-bound at {compute:.0f}% of SM throughput, the tensor cores at {tensor:.0f}% of theirs: keep "
+            "them fed (deeper load pipelining, larger tiles per warp group)"
+        )
+    elif compute is not None and compute >= BUSY_PCT:
         fp32 = f"; FP32 at {k.fp32_fraction:.0%} of the FMA ceiling" if k.fp32_fraction is not None else ""
         said.append(
-            f"compute-bound at {compute:.0f}% of SM throughput{fp32}: use tensor cores (TF32 mma) or fewer instructions"
+            f"compute-bound at {compute:.0f}% of SM throughput{fp32}: use tensor cores (mma or wgmma; TF32 for "
+            "float data, tf32x3 where float32 accuracy is needed) or fewer instructions"
         )
     if memory is not None and compute is not None and memory < IDLE_PCT and compute < IDLE_PCT and k.stalls:
         top = k.stalls[0]
@@ -137,6 +150,8 @@ def for_call(p: Profile) -> list[str]:
             f"{t.bound_by}-bound benchmark at {share(t.sol)} of this GPU's speed of light "
             f"({t.duration_us:,.1f} us against a roofline of {t.roofline_us:,.1f} us)"
         )
+        if t.sol >= NEAR_ROOFLINE:
+            said[-1] += ": near the roofline, little is left to gain"
     timed = [k for k in p.kernels if k.duration_us]
     if timed:
         slowest = max(timed, key=lambda k: k.duration_us or 0.0)
