@@ -19,7 +19,7 @@ OUT=${OUT:-$PWD/.out}
 LOGS=${LOGS:-/tmp/kj-device-profile}
 mkdir -p "$OUT" "$LOGS"
 pack() { tar -czf "$OUT/device-profile-logs.tgz" --exclude='./profiles/*.ncu-rep' --exclude='./profiles/*.run/*.ncu-rep' \
-  --exclude='./site' -C "$LOGS" . 2> /dev/null; }  # the direct runs' reports too: session 9's pack passed the size limit
+  --exclude='./profiles/*.run/out' --exclude='./site' -C "$LOGS" . 2> /dev/null; }  # the direct runs' reports and outputs too (session 10's pack held 3.9 GB of outputs)
 export PYTHONUNBUFFERED=1 KERNELJUDGE_DATA=${KERNELJUDGE_DATA:-/tmp/kj-profile-data} COLUMNS=${COLUMNS:-160}
 make setup PYTHON=python3 >"$LOGS/setup.log" 2>&1 || { tail -30 "$LOGS/setup.log"; exit 1; }
 G=.venv/bin/grader
