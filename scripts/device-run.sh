@@ -5,7 +5,7 @@
 # at its time limit still brings back the last pack). Steps: grade (make grade PROBLEM=attention), doctor,
 # cli-timings, fixtures, ladder, submit, test-gpu (or its halves test-gpu-adversarial, test-gpu-rest),
 # gpu-supervisor, selftest, bench-solutions, leaderboard, site,
-# validate, repeat, grade-many, cold-submit, startup, and for the Python tracks python-selftest, python-bench,
+# validate, repeat, grade-many, cold-submit, startup, warm-timings, and for the Python tracks python-selftest, python-bench,
 # python-overhead, python-validate, python-ladders, triton-batch. PROBLEMS limits the problem-wise steps (PYTHON_PROBLEMS,
 # PYTHON_VALIDATE the Python ones). Used by developers; the project's own commands do the work. With a
 # wheelhouse made without the dev tools (mypy, ruff), set EXTRAS=test,distributed.
@@ -89,6 +89,21 @@ pstats.Stats('$LOGS/submit.prof').sort_stats('cumulative').print_stats(40)" | cu
   t0=$(now_ns); .venv/bin/python -c "import torch; torch.zeros(1, device='cuda')"
   echo "import torch + CUDA start + exit: $(ms_since "$t0") ms"
 }
+# Issue 13's warm path: a cached attention submit handed to `grader warm` (PyTorch and CUDA loaded once) beside the
+# same submit graded in its own process (--in-process); each with its wall time, status and stages.
+warm_timings() {
+  local f worker t0 run; f=$(top_rung attention)
+  $G submit attention "$f" --json > /dev/null  # built and cached; ceilings measured
+  $G warm --idle-exit 10 > "$LOGS/warm-worker.log" 2>&1 & worker=$!
+  for _ in $(seq 600); do grep -q "grading on" "$LOGS/warm-worker.log" && break; sleep 0.1; done
+  for how in warm in-process; do for run in 1 2 3; do
+    local flag=""; [ "$how" = in-process ] && flag=--in-process
+    t0=$(now_ns); $G submit attention "$f" --json $flag > "$LOGS/$how-$run.json"; local ms; ms=$(ms_since "$t0")
+    echo "$how submit $run: $ms ms wall, $(python3 -c "import json; v = json.load(open('$LOGS/$how-$run.json')); print(v['status'], v.get('score'), v.get('stages_s'))")"
+  done; done
+  $G doctor 2>&1 | grep -i warm
+  kill -TERM "$worker"; wait "$worker"; cat "$LOGS/warm-worker.log"
+}
 PYTHON_PROBLEMS=${PYTHON_PROBLEMS:-vector-add softmax matmul attention}
 PYTHON_VALIDATE=${PYTHON_VALIDATE:-softmax attention}  # validate-timing of the Python tracks' top rungs
 # Per-grading overhead of each track: softmax's top CUDA, Triton and CuPy rungs, each submitted twice (the second
@@ -137,6 +152,7 @@ for s in "$@"; do case $s in
   repeat)   for slug in $PROBLEMS; do step "repeat-$slug" $G bench $slug "$(top_rung "$slug")" --repeat 5; done ;;
   cold-submit) step cold-submit cold_submit ;;
   startup)  TAIL=80 step startup startup ;;
+  warm-timings) step warm-timings warm_timings ;;
   python-selftest) TAIL=60 step python-selftest $G selftest $PYTHON_PROBLEMS --track triton --track cupy ;;
   python-bench) for t in cuda triton cupy; do step "bench-$t" $G bench-solutions $PYTHON_PROBLEMS --track $t; done ;;
   python-overhead) step python-overhead python_overhead ;;

@@ -1,6 +1,8 @@
-"""`grader test`, `grader submit` and `grader selftest`: grade files here and print (and store) the verdicts.
+"""`grader test` and `grader submit`: grade a file and print (and store) its verdict.
 
-The pipeline (and PyTorch with it) is imported when a grading starts, never when the command is registered.
+Where a warm worker answers (`grader warm`, grader/cli/warm.py), test and submit hand it the grading, and it
+stores the verdict; otherwise, or with --in-process, the pipeline (and PyTorch with it) is imported here when the
+grading starts, never when the command is registered.
 Before anything is compiled, what cannot work here is a usage error (exit 2): an unknown problem, a missing
 file, or a CUDA file on a machine without a GPU. A file from the problem's reference ladder (solutions/<slug>/),
 or the ladder's top rung asked for with --reference, is recorded as user `ref:<file>`, never as the person who
@@ -9,13 +11,16 @@ ran it, so the leaderboard marks it as a reference.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 from rich.text import Text
 
-from grader.cli import args, output
+from grader.cli import args, output, warm
+from grader.scale import warm_client
 
 if TYPE_CHECKING:
     from grader.problems.spec import Problem
@@ -41,6 +46,7 @@ FILE = typer.Argument(
     show_default=False,
     help="The solution: a .cu (CUDA track), .cpp (CPU track) or .py (Triton or CuPy track) file.",
 )
+IN_PROCESS = typer.Option(False, "--in-process", help="Grade in this process even where `grader warm` runs.")
 REFERENCE = typer.Option(
     False, "--reference", help="Grade the problem's best reference solution (without FILE); recorded as ref:<file>."
 )
@@ -96,19 +102,14 @@ def grade(
     sandbox_kind: str | None = None,
     reference: bool = False,
     profile: bool = False,
+    in_process: bool = False,
 ) -> None:
     spec = args.problem(problem)
     path = _source(spec, file, reference, track)
     chosen = args.track(path, track)
     _refuse_gpu_track_without_gpu(chosen)
-    from grader.sandbox import container
-
-    try:
-        backend, _ = container.choose(sandbox_kind, chosen)  # the sandbox asked for is not there: a usage error
-    except (ValueError, RuntimeError) as error:
-        raise output.usage_error(str(error))
     user = recorded_user(spec, path, user, reference) if mode == "submit" else user
-    from grader.scale.jobs import SourceError, read_source
+    from grader.scale.intake import SourceError, read_source
 
     try:
         text = read_source(path)  # refused at intake: not UTF-8, a NUL byte, over the size limit
@@ -117,37 +118,63 @@ def grade(
     except OSError as error:
         raise output.usage_error(f"cannot read {path}: {error.strerror}")
     source = text.encode()  # graded and stored as the same text, so the stored sha256 is the graded one
-    from grader.judge import pipeline
-    from grader.run.supervised import JudgeError
-
-    try:
-        if as_json:
-            verdict = pipeline.grade(spec, source, path.name, track=chosen, mode=mode, user=user, backend=backend)
-            if profile:
-                _attach_profile(spec, source, path, verdict, quiet=True)
-            output.print_json(verdict.to_json())
-        else:
-            with output.console.status("compile") as status:
-                verdict = pipeline.grade(
-                    spec,
-                    source,
-                    path.name,
-                    track=chosen,
-                    mode=mode,
-                    user=user,
-                    backend=backend,
-                    progress=lambda stage: status.update(f"{stage} ({spec.slug}, {chosen} track)"),
-                )
-    except JudgeError as error:  # the judge failed, not the submission: never a verdict against the user
-        raise output.internal_error(str(error))
-    if not as_json:
+    job: dict[str, str | None] = dict(problem=spec.slug, source=text, filename=path.name, track=chosen, mode=mode)
+    job.update(user=user, sandbox=sandbox_kind, db=db)
+    with _progress(as_json, f"({spec.slug}, {chosen} track)") as say:
+        handed = None if in_process or profile else warm.hand_over(job, say)  # a profile is made in this process
+        verdict = handed.verdict if handed else _grade_here(spec, job, say)
+    if as_json:
+        if profile:
+            _attach_profile(spec, source, path, verdict, quiet=True)
+        output.print_json(verdict.to_json())
+    else:
         output.print_verdict(verdict, time_limit_s=spec.time_limit_s)
         if profile:
             _attach_profile(spec, source, path, verdict, quiet=False)
         if user.startswith(REFERENCE_PREFIX):
             output.console.print(Text(f"recorded as {user}: a reference solution, marked on the leaderboard"))
-    store(verdict, text, db)
+    if handed is None:
+        store(verdict, text, db)
+    elif handed.store_warning:
+        output.warning(f"the verdict was not stored: {handed.store_warning}")
     raise typer.Exit(0 if verdict.accepted else 1)
+
+
+@contextlib.contextmanager
+def _progress(as_json: bool, label: str) -> Iterator[Callable[[str], None]]:
+    """What a grading says of its stages: a status line in the terminal ("run (softmax, cpu track)"), nothing
+    under --json."""
+    if as_json:
+        yield lambda _stage: None
+        return
+    with output.console.status(f"compile {label}") as status:
+        yield lambda stage: status.update(stage if stage == warm_client.BUSY else f"{stage} {label}")
+
+
+def _grade_here(spec: Problem, job: dict, progress: Callable[[str], None]):
+    """The verdict of `job`, graded in this process (which imports PyTorch for the check)."""
+    from grader.sandbox import container
+
+    try:
+        backend, _ = container.choose(job["sandbox"], job["track"])  # the sandbox asked for is not there: a usage error
+    except (ValueError, RuntimeError) as error:
+        raise output.usage_error(str(error))
+    from grader.judge import pipeline
+    from grader.run.supervised import JudgeError
+
+    try:
+        return pipeline.grade(
+            spec,
+            job["source"].encode(),
+            job["filename"],
+            track=job["track"],
+            mode=job["mode"],
+            user=job["user"],
+            backend=backend,
+            progress=progress,
+        )
+    except JudgeError as error:  # the judge failed, not the submission: never a verdict against the user
+        raise output.internal_error(str(error))
 
 
 def _attach_profile(spec: Problem, source: bytes, path: Path, verdict, quiet: bool) -> None:
@@ -201,9 +228,10 @@ def test(
     as_json: bool = JSON,
     db: str | None = DB,
     sandbox_kind: str | None = SANDBOX,
+    in_process: bool = IN_PROCESS,
 ):
     """Check correctness only."""
-    grade(problem, file, track, "test", "", as_json, db, sandbox_kind)
+    grade(problem, file, track, "test", "", as_json, db, sandbox_kind, in_process=in_process)
 
 
 def submit(
@@ -222,6 +250,7 @@ def submit(
     profile: bool = typer.Option(
         False, "--profile", help="Also profile one call of the first benchmark with Nsight Compute; stored with it."
     ),
+    in_process: bool = IN_PROCESS,
 ):
     """Check correctness, then time the benchmarks."""
     if remote and profile:
@@ -235,63 +264,9 @@ def submit(
         raise typer.Exit(
             submit_remote(problem, path, track=track, mode="submit", user=user, queue=queue, as_json=as_json, db_url=db)
         )
-    grade(problem, file, track, "submit", user, as_json, db, sandbox_kind, reference, profile)
-
-
-def selftest(
-    problems: list[str] | None = typer.Argument(None, metavar="PROBLEM...", help="Problems (default: all)."),
-    track: list[str] | None = typer.Option(
-        None, "--track", metavar=args.TRACK_METAVAR, help="Tracks, repeatable (default: cpu, and cuda where a GPU is)"
-    ),
-):
-    """Grade every reference solution (must be accepted) and every null answer (must be rejected)."""
-    from grader.build.toolchain import default_track
-    from grader.judge.selftest import selftest as run_selftest
-    from grader.problems.order import ordered
-    from grader.problems.spec import SpecError, scan
-
-    broken: list[SpecError] = []
-    if problems:
-        specs = [args.problem(p) for p in problems]
-    else:  # every problem, along the learning path; a broken one is named and fails the selftest
-        specs, broken = scan()
-        specs = ordered(specs)
-    for error in broken:
-        output.warning(f"broken problem: {error}")
-    tracks = track or (["cpu", "cuda"] if default_track() == "cuda" else ["cpu"])
-    with output.console.status("selftest") as status:
-        rows = run_selftest(specs, tracks, progress=status.update)
-    columns = [output.Column(h) for h in ("problem", "track", "what", "expected", "got", "")] + [
-        output.Column("detail", drop=1)
-    ]
-    table = output.fitted_table(
-        columns,
-        [
-            [
-                r.problem,
-                r.track,
-                r.what,
-                r.expected,
-                r.got,
-                Text("ok", "green") if r.ok else Text("FAIL", "red"),
-                r.detail[:200],
-            ]
-            for r in rows
-        ],
-        title="selftest",
-    )
-    output.console.print(table)
-    for r in rows:  # the table drops its detail column when the terminal is narrow; a failure's reason is never dropped
-        if not r.ok:
-            output.console.print(
-                f"FAIL {r.problem} ({r.track}) {r.what}: {r.got}: {r.detail}", soft_wrap=True, markup=False
-            )
-    failed = sum(not r.ok for r in rows) + len(broken)
-    output.console.print(f"{len(rows) - failed + len(broken)} ok, {failed} failed")
-    raise typer.Exit(1 if failed else 0)
+    grade(problem, file, track, "submit", user, as_json, db, sandbox_kind, reference, profile, in_process)
 
 
 def register(app: typer.Typer) -> None:
     app.command("test")(test)
     app.command("submit")(submit)
-    app.command("selftest")(selftest)

@@ -1,5 +1,5 @@
 """The `grader` command line (typer + rich): list, show, init and doctor here; the other commands live in the
-modules that register them (grading, bench, results, and the grading-at-scale ones).
+modules that register them (grading, selftest, warm, bench, results, and the grading-at-scale ones).
 
 Exit codes: 0 accepted (or the command succeeded), 1 not accepted, 2 a usage error. Importing this module is
 cheap: PyTorch, numpy, SQLAlchemy, the sandbox and the pipeline are imported by the commands that use them, so
@@ -14,7 +14,7 @@ import typer
 from rich.text import Text
 
 from grader import settings
-from grader.cli import args, authoring, bench, grading, output, scale
+from grader.cli import args, authoring, bench, grading, output, scale, selftest, warm
 from grader.cli import profile as cli_profile
 from grader.cli import results as cli_results
 from grader.cli.app import make_app
@@ -145,11 +145,34 @@ def doctor():
         if sandbox.is_root():
             rows.append(["Python tracks", _python_reach()])
     rows.append(["build cache", str(compiler.cache_root())])
+    rows.append(["warm worker", _warm_worker()])
     for setting in settings.ALL:
         value = setting.get()
         rows.append([setting.name, value if value else f"(unset: {setting.meaning})"])
     columns = [Column("component"), Column("found", wrap=True)]
     output.console.print(fitted_table(columns, rows, show_header=False))
+
+
+def _warm_worker() -> str:
+    """Whether a warm worker answers (`grader warm`), and whether it would grade for this shell."""
+    from grader.scale import warm_client, warm_wire
+
+    try:
+        found = warm_client.status()
+    except warm_client.Unavailable as error:
+        return f"pid {error.pid} {error}: not used"
+    if found is None:
+        return "none (start one with `grader warm` to make test/submit skip PyTorch's start-up)"
+    if found.get("busy"):
+        return f"pid {found['pid']}, busy with a grading"
+    said = f"pid {found['pid']}, build {found['identity'].get('build')}, up {_duration(found['up_s'])}"
+    why = warm_wire.mismatch(found["identity"], warm_wire.identity())
+    return f"{said}; it refuses this shell's gradings: it {why[0]} ({why[1]})" if why else said
+
+
+def _duration(seconds: float) -> str:
+    minutes, hours = seconds / 60, seconds / 3600
+    return f"{hours:.1f} h" if hours >= 1 else f"{minutes:.0f} min" if minutes >= 1 else f"{seconds:.0f} s"
 
 
 def _python_reach() -> str:
@@ -176,7 +199,9 @@ def _trust(local: bool, root: bool) -> str:
     return said if root else said + "; not root: the worker runs as your user and could read the records"
 
 
-grading.register(app)
+grading.register(app)  # test, submit
+selftest.register(app)
+warm.register(app)  # the warm worker of test and submit
 authoring.register(app)  # new, calibrate
 bench.register(app)
 cli_results.register(app)

@@ -5,9 +5,9 @@ verdict record (`Verdict.to_json()`), a pure function of the job apart from the 
 else, `grader grade-many` on one host (grader/scale/grade_many.py) and the Celery workers across hosts
 (grader/scale/tasks.py), only moves jobs to a place that runs `run_job` and moves its result to the database.
 
-A source is checked at intake (`read_source`, `validate_source`, and every Job): UTF-8 text, no NUL byte, at
-most MAX_SOURCE_BYTES; anything else is refused with a SourceError that names the file and says why, so what is
-graded, what is stored and its sha256 are the same bytes, on SQLite and PostgreSQL alike.
+A source is checked at intake (grader/scale/intake.py's `read_source` and `validate_source`, and every Job):
+UTF-8 text, no NUL byte, at most MAX_SOURCE_BYTES; anything else is refused with a SourceError that names the file
+and says why, so what is graded, what is stored and its sha256 are the same bytes, on SQLite and PostgreSQL alike.
 
 The job id is the verdict's `submission_id`, so a result is recorded at most once however many times its job
 runs (a killed worker's job is delivered again): `record_once` relies on the unique `submission_id` column of
@@ -17,7 +17,6 @@ the submissions table and keeps the first verdict stored.
 from __future__ import annotations
 
 import hashlib
-import os
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 
@@ -31,13 +30,11 @@ from grader.problems.spec import load_problem
 from grader.problems.tracks import TRACKS
 from grader.records import storage
 from grader.records.schema import submissions
+from grader.scale.intake import SourceError as SourceError  # re-exported: intake is part of the job
+from grader.scale.intake import read_source as read_source
+from grader.scale.intake import validate_source
 
 MODES = ("test", "submit")
-MAX_SOURCE_BYTES = 1 << 20  # 1 MiB: far above any kernel, far below what would hurt the database
-
-
-class SourceError(ValueError):
-    """A source refused at intake; str() names the file and says why."""
 
 
 def new_id() -> str:
@@ -92,37 +89,6 @@ class Job:
     def from_dict(cls, data: dict) -> Job:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
-
-
-def validate_source(data: bytes, name: str) -> str:
-    """The text of a submission's bytes, or a SourceError: not UTF-8, a NUL byte, or over MAX_SOURCE_BYTES."""
-    if len(data) > MAX_SOURCE_BYTES:
-        raise SourceError(f"{name}: {_too_big(len(data))}")
-    nul = data.find(b"\0")
-    if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        raise SourceError(f"{name}: a NUL byte at line {line} (byte {nul}): a source must be text")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise SourceError(
-            f"{name}: not UTF-8 text (byte 0x{data[error.start]:02x} at line {line}, byte {error.start}); "
-            "save it as UTF-8"
-        )
-
-
-def read_source(path: str | os.PathLike) -> str:
-    """A submission file's text, checked as validate_source says (OSError when it cannot be read)."""
-    with open(path, "rb") as f:
-        data = f.read(MAX_SOURCE_BYTES + 1)  # never more: a 50 GB file is refused, not read
-        if len(data) > MAX_SOURCE_BYTES:
-            raise SourceError(f"{os.fspath(path)}: {_too_big(os.fstat(f.fileno()).st_size)}")
-    return validate_source(data, os.fspath(path))
-
-
-def _too_big(size: int) -> str:
-    return f"{size:,} bytes; a source may be at most {MAX_SOURCE_BYTES:,} bytes (1 MiB)"
 
 
 def run_job(job: Job) -> dict:
