@@ -7,6 +7,7 @@ Text and axes are drawn in `currentColor`, so a chart follows the page's light o
 from __future__ import annotations
 
 import io
+import math
 import re
 
 import matplotlib
@@ -23,6 +24,9 @@ KIND_COLOURS = {"user": "#3b82f6", "reference": "#8b5cf6", "baseline": "#f59e0b"
 FLOOR_COLOUR = "#ef4444"
 ROOF_COLOURS = {"copy": "#10b981", "fp32": "#ef4444", "sgemm": "#8b5cf6"}
 MAX_BARS = 20
+TICKS_125_DECADES = 3  # a time axis over more decades than this gets one tick a decade
+LABEL_CHAR_PT = 6.0  # a roofline label's width per character, 10 pt text
+LABEL_LINE_PT = 13.0  # and its height
 
 
 def _svg(figure: Figure, key: str, label: str) -> str:
@@ -52,7 +56,6 @@ def _figure(rows: int) -> tuple[Figure, Axes]:
     axes = figure.add_subplot()
     axes.set_xscale("log")
     axes.set_ylim(rows - 0.5, -0.5)  # first row on top; fixes the y range before the bars
-    axes.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     axes.xaxis.set_major_formatter(FuncFormatter(lambda us, _position: _tick(us)))
     axes.xaxis.set_minor_locator(LogLocator(subs="all"))
     axes.xaxis.set_minor_formatter(NullFormatter())
@@ -62,6 +65,14 @@ def _figure(rows: int) -> tuple[Figure, Axes]:
         spine.set_visible(side in ("left", "bottom"))
     axes.grid(axis="x", which="major", color=INK, alpha=0.15)
     return figure, axes
+
+
+def _time_axis(axes: Axes, low_us: float, high_us: float) -> None:
+    """The time axis from `low_us` to `high_us`: 1-2-5 ticks over a few decades, one a decade over more (1-2-5
+    over five decades wrote "5 µs10 µs20 µs" into one another)."""
+    axes.set_xlim(low_us, high_us)
+    decades = math.log10(high_us / low_us)
+    axes.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if decades <= TICKS_125_DECADES else (1.0,)))
 
 
 def _legend(axes) -> None:
@@ -76,7 +87,7 @@ def leaderboard_svg(board: Board) -> str:
     labels = [f"{e.rank}. {e.user}" if e.rank else e.user for e in entries]
     axes.barh(labels, [e.score_us for e in entries], color=[KIND_COLOURS[e.kind] for e in entries], height=0.7)
     low = min([e.score_us for e in entries] + ([board.floor_us] if board.floor_us else []))
-    axes.set_xlim(low / 2, max(e.score_us for e in entries) * 2)
+    _time_axis(axes, low / 2, max(e.score_us for e in entries) * 2)
     if board.floor_us:
         axes.axvline(
             board.floor_us,
@@ -105,9 +116,26 @@ def benchmarks_svg(benchmarks: list[BenchmarkResult], key: str) -> str:
         axes.scatter(floors, names, marker="|", s=300, color=FLOOR_COLOUR, label="physical floor", zorder=3)
         _legend(axes)
     positive = [v for v in medians + floors if v > 0]
-    axes.set_xlim(min(positive) / 2, max(positive) * 2)
+    _time_axis(axes, min(positive) / 2, max(positive) * 2)
     axes.set_xlabel("median time (log scale); whiskers from first to third quartile", color=INK, fontsize=11)
     return _svg(figure, f"bench-{key}", "benchmark medians against the physical floor")
+
+
+def label_shifts(points: list[tuple[float, float]], widths: list[float], line: float) -> list[float]:
+    """How far down (display units, <= 0) each point's label moves so that no two labels overlap: labels sit to
+    the right of their points, top one first, and one that would cover a label already placed goes just below
+    it; a label that covers none stays level with its point (they used to stack by index, far from their points)."""
+    placed: list[tuple[float, float, float]] = []  # (left, right, y) of the labels placed so far
+    shifts = [0.0] * len(points)
+    for i in sorted(range(len(points)), key=lambda i: -points[i][1]):
+        x, y = points[i]
+        left, right, wanted = x, x + widths[i], y
+        for other_left, other_right, other_y in sorted(placed, key=lambda box: -box[2]):
+            if other_left < right and left < other_right and abs(wanted - other_y) < line:
+                wanted = other_y - line
+        shifts[i] = wanted - y
+        placed.append((left, right, wanted))
+    return shifts
 
 
 def roofline_svg(benchmarks: list[BenchmarkResult], key: str) -> str:
@@ -148,13 +176,20 @@ def roofline_svg(benchmarks: list[BenchmarkResult], key: str) -> str:
                 [rate / copy, *flat], [rate / 1e9] * (len(flat) + 1), color=ROOF_COLOURS[name], linewidth=2, label=label
             )
     axes.scatter(intensities, [b.gflops for b in points], color=KIND_COLOURS["user"], s=60, zorder=3)
-    for i, (b, x) in enumerate(zip(points, intensities)):
-        sol = roofline.sol_from_fractions(b.fraction_of_peak)
-        text = f"{b.name}" + (f" ({100 * sol:.1f}% SOL)" if sol is not None else "")
-        # labels stack downwards, so points at one intensity (one problem, other sizes) keep readable names
-        axes.annotate(text, (x, b.gflops), textcoords="offset points", xytext=(10, -4 - 15 * i), color=INK, fontsize=10)
     axes.set_xlim(low, high)
     axes.set_ylim(min(b.gflops for b in points) / 8, top / 1e9 * 2)
+    texts = []
+    for b in points:
+        sol = roofline.sol_from_fractions(b.fraction_of_peak)
+        texts.append(f"{b.name}" + (f" ({100 * sol:.1f}% SOL)" if sol is not None else ""))
+    at = [tuple(axes.transData.transform((x, b.gflops))) for b, x in zip(points, intensities)]
+    to_points = 72 / figure.dpi  # display units are pixels at the figure's dpi; offsets are in points
+    widths = [len(text) * LABEL_CHAR_PT / to_points for text in texts]
+    shifts = label_shifts(at, widths, LABEL_LINE_PT / to_points)
+    for text, b, x, shift in zip(texts, points, intensities, shifts):
+        axes.annotate(
+            text, (x, b.gflops), textcoords="offset points", xytext=(10, shift * to_points - 4), color=INK, fontsize=10
+        )
     axes.tick_params(which="both", colors=INK, labelcolor=INK, labelsize=10)
     for side, spine in axes.spines.items():
         spine.set_color(INK)
