@@ -153,26 +153,13 @@ def _progress(as_json: bool, label: str) -> Iterator[Callable[[str], None]]:
 
 def _grade_here(spec: Problem, job: dict, progress: Callable[[str], None]):
     """The verdict of `job`, graded in this process (which imports PyTorch for the check)."""
-    from grader.sandbox import container
-
-    try:
-        backend, _ = container.choose(job["sandbox"], job["track"])  # the sandbox asked for is not there: a usage error
-    except (ValueError, RuntimeError) as error:
-        raise output.usage_error(str(error))
-    from grader.judge import pipeline
+    from grader.judge import job_request
     from grader.run.supervised import JudgeError
 
     try:
-        return pipeline.grade(
-            spec,
-            job["source"].encode(),
-            job["filename"],
-            track=job["track"],
-            mode=job["mode"],
-            user=job["user"],
-            backend=backend,
-            progress=progress,
-        )
+        return job_request.grade(spec, job, progress)
+    except job_request.SandboxUnavailable as error:  # the sandbox asked for is not there: a usage error
+        raise output.usage_error(str(error))
     except JudgeError as error:  # the judge failed, not the submission: never a verdict against the user
         raise output.internal_error(str(error))
 

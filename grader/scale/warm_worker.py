@@ -22,11 +22,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from grader import settings
-from grader.judge import pipeline
+from grader.judge import job_request
 from grader.problems.spec import SpecError, load_problem
 from grader.records import storage
 from grader.run.supervised import JudgeError
-from grader.sandbox import container
 from grader.scale import warm_wire
 from grader.torch_import import torch
 
@@ -184,8 +183,7 @@ def _grade(request: dict, connection: socket.socket, log: Log) -> dict:
     try:
         os.chdir(request["cwd"])  # a relative --db or setting means what it means in the client's folder
         problem = load_problem(request["problem"])
-        backend, _ = container.choose(request["sandbox"], request["track"])
-    except (SpecError, ValueError, RuntimeError, OSError) as error:
+    except (SpecError, OSError) as error:
         log(f"{what}: usage error: {error}")
         return {"usage_error": str(error)}
 
@@ -196,16 +194,10 @@ def _grade(request: dict, connection: socket.socket, log: Log) -> dict:
             raise _ClientGone from error
 
     try:
-        verdict = pipeline.grade(
-            problem,
-            request["source"].encode(),
-            request["filename"],
-            track=request["track"],
-            mode=request["mode"],
-            user=request["user"],
-            backend=backend,
-            progress=tell,
-        )
+        verdict = job_request.grade(problem, request, tell)
+    except job_request.SandboxUnavailable as error:
+        log(f"{what}: usage error: {error}")
+        return {"usage_error": str(error)}
     except JudgeError as error:
         log(f"{what}: internal error in {time.monotonic() - began:.2f} s: {error}")
         return {"judge_error": str(error)}
