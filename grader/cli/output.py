@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.cli import timing
+from grader.judge import run_phases
 from grader.judge.status import Status
 
 try:  # recent typer carries its own copy of click, and parses with that one
@@ -147,7 +148,7 @@ def print_verdict(verdict, *, time_limit_s: float | None = None) -> None:
         plain("\n".join(shown))
     for doubt in timing.doubts(verdict):
         console.print(Text.assemble((f"{timing.DOUBT_MARK} timing not trustworthy: ", "yellow"), doubt))
-    stages = ", ".join(f"{k} {v:.2f} s" for k, v in verdict.stages_s.items())
+    stages = run_phases.text(verdict.stages_s)
     where = " · ".join(x for x in (verdict.problem, verdict.track, verdict.device.get("name", ""), stages) if x)
     console.print(Text(where, style="dim"))
 

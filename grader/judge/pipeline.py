@@ -33,7 +33,7 @@ import numpy as np
 from grader import identity, torch_import
 from grader.build import compiler
 from grader.build.toolchain import detect
-from grader.judge import check
+from grader.judge import check, run_phases
 from grader.judge.status import Status
 from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean, output_tail, summary_test
 from grader.perf import ceilings, stats, telemetry
@@ -124,15 +124,19 @@ def grade(
     limit = time_limit_s or problem.time_limit_s
     verdict.time_limit_s = _wall_limit_s(limit, track, cases)
     load_before = telemetry.load_average()
+    run_began = time.time()  # wall clock, as the progress record's times
     workdir, out, outcome, samples = _run_harness(problem, track, build.library, cases, limit, run)
     load_after = telemetry.load_average()
     verdict.stages_s["run"] = round(time.monotonic() - run_started, 3)
+    run_ended = time.time()
     verdict.output_tail = output_tail(outcome.stdout, outcome.stderr)
     try:
         say("check")
         check_started = time.monotonic()
         try:
             _judge(verdict, problem, track, cases, out, outcome, samples)
+            kinds = {c.name: c.kind for c in cases}
+            verdict.stages_s.update(run_phases.parts(_progress(out), kinds, run_began, run_ended))
         except check.TamperedOutput as error:
             verdict.status, verdict.message = Status.REJECTED, f"result files tampered with: {error}"
         stats.mark_trust(verdict.benchmarks, load_before, load_after)
@@ -439,7 +443,7 @@ def _judge_benchmarks(
     samples: list[dict],
 ) -> tuple[str, str] | None:
     peaks = ceilings.for_track(track).for_inputs(problem.half_precision)
-    windows = _case_windows(_progress(out))
+    windows = run_phases.case_windows(_progress(out))
     claimed_ms = 0.0
     for case in cases:
         if case.kind != "bench":
@@ -544,21 +548,6 @@ def _fractions(peaks: ceilings.Ceilings, flops_s: float, bytes_s: float) -> dict
         "sgemm": ratio(flops_s, peaks.sgemm_flops_s),
         **({"hgemm": ratio(flops_s, peaks.hgemm_flops_s)} if peaks.hgemm_flops_s else {}),
     }
-
-
-def _case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
-    """(start, end) wall-clock seconds of each case, from the harness's progress lines (for telemetry only)."""
-    marks = []
-    for line in lines:
-        words = line.split()
-        try:
-            if words[0] == "case" and len(words) == 3:
-                marks.append((words[1], float(words[2])))
-            elif words[0] == "done" and len(words) == 2:
-                marks.append(("", float(words[1])))
-        except ValueError:
-            continue
-    return {name: (start, end) for (name, start), (_next, end) in zip(marks, marks[1:])}
 
 
 def _read_times(path: Path) -> tuple[dict, list[tuple[int, float, float]]] | None:

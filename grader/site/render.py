@@ -14,6 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import grader
 from grader.cli import timing
+from grader.judge import run_phases
 from grader.judge.status import Status
 from grader.perf import roofline
 from grader.problems import order, starter
@@ -52,6 +53,7 @@ def _environment() -> Environment:
         slug=lambda name: re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"),
         scored=timing.with_score_in,
         sol=roofline.sol_from_fractions,
+        stages=lambda stages: run_phases.text(stages, between=" · "),
     )
     env.globals.update(
         unit_for=timing.unit_for,

@@ -1,0 +1,55 @@
+"""Where a run's wall time went, from the supervisor's progress record (trusted: the supervisor writes it in the
+trusted folder, which the submission cannot reach): each case's window ("case NAME UNIX_TIME" lines, then
+"done UNIX_TIME"), and from them the run's parts: its start (the sandbox, the supervisor and its worker, CUDA and
+the device memory, until the first case), the tests, the benchmarks, and its end (from "done" until the sandbox
+returned). A verdict keeps the parts beside its run stage ("run 5.84 s (start 1.20, tests 2.10, benchmarks 2.30,
+end 0.20)"), so a slow grading says which part of it is slow; grade-many sums them over a batch.
+"""
+
+from __future__ import annotations
+
+PREFIX = "run "  # a part's key in Verdict.stages_s: "run start", "run tests", "run benchmarks", "run end"
+KINDS = {"check": "tests", "bench": "benchmarks"}
+
+
+def case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
+    """(start, end) wall-clock seconds of each case, from the progress lines; a case the run never finished (no
+    next case, no "done") has none."""
+    marks = []
+    for line in lines:
+        words = line.split()
+        try:
+            if words[0] == "case" and len(words) == 3:
+                marks.append((words[1], float(words[2])))
+            elif words[0] == "done" and len(words) == 2:
+                marks.append(("", float(words[1])))
+        except (IndexError, ValueError):
+            continue
+    return {name: (start, end) for (name, start), (_next, end) in zip(marks, marks[1:]) if name}
+
+
+def parts(lines: list[str], kinds: dict[str, str], began: float, ended: float) -> dict[str, float]:
+    """The run's parts in seconds, keyed "run start" ... "run end", for a run that finished every case (its
+    progress ends in "done"); {} for one that did not (a crash, a timeout: its message says where it stopped).
+    `kinds`: each case's kind ("check" or "bench"); `began`, `ended`: the run's wall-clock bounds."""
+    windows = case_windows(lines)
+    done = [float(line.split()[1]) for line in lines if line.startswith("done ") and len(line.split()) == 2]
+    if not windows or not done or set(windows) != set(kinds):
+        return {}
+    found = {"start": min(start for start, _ in windows.values()) - began}
+    for kind, part in KINDS.items():
+        found[part] = sum(end - start for name, (start, end) in windows.items() if kinds[name] == kind)
+    found["end"] = ended - done[-1]
+    return {PREFIX + part: round(max(seconds, 0.0), 3) for part, seconds in found.items()}
+
+
+def text(stages: dict[str, float], between: str = ", ") -> str:
+    """The stages as a reader sees them: "compile 0.00 s, run 5.84 s (start 1.20, tests 2.10, benchmarks 2.30,
+    end 0.20), check 2.79 s, total 14.64 s" (the site puts " · " `between` the stages)."""
+    shown = []
+    for key, seconds in stages.items():
+        if key.startswith(PREFIX):
+            continue
+        inside = [f"{k.removeprefix(PREFIX)} {v:.2f}" for k, v in stages.items() if k.startswith(PREFIX)]
+        shown.append(f"{key} {seconds:.2f} s" + (f" ({', '.join(inside)})" if key == "run" and inside else ""))
+    return between.join(shown)
