@@ -12,9 +12,8 @@ PREFIX = "run "  # a part's key in Verdict.stages_s: "run start", "run tests", "
 KINDS = {"check": "tests", "bench": "benchmarks"}
 
 
-def case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
-    """(start, end) wall-clock seconds of each case, from the progress lines; a case the run never finished (no
-    next case, no "done") has none."""
+def _marks(lines: list[str]) -> list[tuple[str, float]]:
+    """(case name, start) of each "case" line and ("", time) of "done", in order; a line that is neither is skipped."""
     marks = []
     for line in lines:
         words = line.split()
@@ -25,6 +24,16 @@ def case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
                 marks.append(("", float(words[1])))
         except (IndexError, ValueError):
             continue
+    return marks
+
+
+def case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
+    """(start, end) wall-clock seconds of each case, from the progress lines; a case the run never finished (no
+    next case, no "done") has none."""
+    return _windows(_marks(lines))
+
+
+def _windows(marks: list[tuple[str, float]]) -> dict[str, tuple[float, float]]:
     return {name: (start, end) for (name, start), (_next, end) in zip(marks, marks[1:]) if name}
 
 
@@ -32,14 +41,14 @@ def parts(lines: list[str], kinds: dict[str, str], began: float, ended: float) -
     """The run's parts in seconds, keyed "run start" ... "run end", for a run that finished every case (its
     progress ends in "done"); {} for one that did not (a crash, a timeout: its message says where it stopped).
     `kinds`: each case's kind ("check" or "bench"); `began`, `ended`: the run's wall-clock bounds."""
-    windows = case_windows(lines)
-    done = [float(line.split()[1]) for line in lines if line.startswith("done ") and len(line.split()) == 2]
-    if not windows or not done or set(windows) != set(kinds):
+    marks = _marks(lines)
+    windows = _windows(marks)
+    if not windows or marks[-1][0] or set(windows) != set(kinds):
         return {}
     found = {"start": min(start for start, _ in windows.values()) - began}
     for kind, part in KINDS.items():
         found[part] = sum(end - start for name, (start, end) in windows.items() if kinds[name] == kind)
-    found["end"] = ended - done[-1]
+    found["end"] = ended - marks[-1][1]
     return {PREFIX + part: round(max(seconds, 0.0), 3) for part, seconds in found.items()}
 
 
