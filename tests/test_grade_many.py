@@ -27,8 +27,9 @@ from grader.judge import pipeline
 from grader.problems.spec import load_problem
 from grader.records import storage
 from grader.records.schema import submissions
-from grader.scale import batch_input, grade_many, jobs
-from grader.scale.jobs import Job, SourceError
+from grader.scale import batch_input, grade_many, intake
+from grader.scale.intake import SourceError
+from grader.scale.jobs import Job
 
 pytestmark = pytest.mark.slow  # full gradings: `make test-fast` leaves them out
 
@@ -258,15 +259,15 @@ def test_sources_are_refused_at_intake_with_a_message_that_says_why(tmp_path):
     good.write_text("// naïve, in UTF-8\nvoid solve() {}\n")
 
     with pytest.raises(SourceError) as refused:
-        jobs.read_source(bad)
+        intake.read_source(bad)
     assert str(refused.value) == f"{bad}: not UTF-8 text (byte 0xe9 at line 1, byte 6); save it as UTF-8"
     with pytest.raises(SourceError) as refused:
-        jobs.read_source(nul)
+        intake.read_source(nul)
     assert str(refused.value) == f"{nul}: a NUL byte at line 2 (byte 19): a source must be text"
     with pytest.raises(SourceError) as refused:
-        jobs.read_source(big)
+        intake.read_source(big)
     assert str(refused.value) == f"{big}: 52,428,803 bytes; a source may be at most 1,048,576 bytes (1 MiB)"
-    assert jobs.read_source(good) == good.read_text(encoding="utf-8")
+    assert intake.read_source(good) == good.read_text(encoding="utf-8")
 
     job = dict(problem=PROBLEM, track="cpu", filename="k.cpp", user="u", mode="test")
     with pytest.raises(SourceError, match=r"k\.cpp: a NUL byte at line 1"):

@@ -4,7 +4,7 @@ INPUT is a folder of .cu/.cpp files (the problem is each file's parent folder na
 JSON-lines manifest, one `{"problem", "file", "user"}` object a line (optional "track", "mode",
 "time_limit_s"; a relative "file" is relative to the manifest's folder).
 
-A file refused at intake (not UTF-8 text, a NUL byte, over the size limit: grader/scale/jobs.py) or that
+A file refused at intake (not UTF-8 text, a NUL byte, over the size limit: grader/scale/intake.py) or that
 cannot be read is reported and left out; the rest of the batch is graded. A malformed manifest line or an
 unknown problem is an InputError: the whole command stops before grading anything.
 
@@ -25,8 +25,9 @@ from pathlib import Path
 from grader.build.toolchain import detect
 from grader.problems.spec import SpecError, load_problem
 from grader.problems.tracks import TRACKS, device, track_of
-from grader.scale import jobs
-from grader.scale.jobs import Job, SourceError
+from grader.scale import intake, jobs
+from grader.scale.intake import SourceError
+from grader.scale.jobs import Job
 
 STDOUT_KEY = "<stdout>"  # the place of the results in the job ids of a batch without --out
 
@@ -81,7 +82,7 @@ def collect(
             continue
         where = "" if input_path.is_dir() else f"{entry}: "  # a manifest's line; a folder's file names itself
         try:
-            source = jobs.read_source(path)
+            source = intake.read_source(path)
         except SourceError as error:
             batch.refused.append(f"{where}{error}")
             continue

@@ -20,10 +20,11 @@ from grader import settings
 from grader.build.toolchain import default_track
 from grader.problems.spec import SpecError, load_problem
 from grader.problems.tracks import TRACKS, device, track_of
-from grader.scale import job_table, jobs
+from grader.scale import intake, job_table, jobs
 from grader.scale.celery_app import redacted_broker_url, send
+from grader.scale.intake import SourceError
 from grader.scale.job_table import DONE, FAILED, QUEUED
-from grader.scale.jobs import Job, SourceError
+from grader.scale.jobs import Job
 
 DEFAULT_WAIT_S = 3600.0  # how long --wait (and so `grader submit --remote`) waits for a verdict by default
 
@@ -62,7 +63,7 @@ def job_for_file(
     if chosen not in TRACKS:
         raise RequestError(f"unknown track {chosen!r} (tracks: {', '.join(TRACKS)})")
     try:
-        source = jobs.read_source(file)
+        source = intake.read_source(file)
     except SourceError as error:
         raise RequestError(str(error))
     except OSError as error:

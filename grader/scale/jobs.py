@@ -30,9 +30,7 @@ from grader.problems.spec import load_problem
 from grader.problems.tracks import TRACKS
 from grader.records import storage
 from grader.records.schema import submissions
-from grader.scale.intake import SourceError as SourceError  # re-exported: intake is part of the job
-from grader.scale.intake import read_source as read_source
-from grader.scale.intake import validate_source
+from grader.scale.intake import SourceError, validate_source
 
 MODES = ("test", "submit")
 
