@@ -5,9 +5,9 @@ check it in the table (or in the Nsight Compute GUI with --raw): spills to local
 GPU; uncoalesced or narrow global loads; memory pipes busy while DRAM is not (no reuse); memory-bound near the
 copy ceiling; low occupancy and what limits it; compute-bound; otherwise latency, named by the top stall.
 The call's advice is a headline (how far from the roofline, bound by what) and the slowest kernel's first two
-rules (at 90% of the roofline or more the headline says that little is left to gain). Tuned on all 43 CUDA rungs' profiles on an
-H100 (docs/profile.md): a grid one wave short of the SMs is not "idle", and a kernel already on tensor cores is
-not told to use them.
+rules (at 90% of the roofline or more the headline says that little is left to gain). Tuned on all 43 CUDA
+rungs' profiles on an H100 (docs/profile.md): a grid one wave short of the SMs is not "idle", and a kernel
+already on tensor cores is not told to use them.
 """
 
 from __future__ import annotations
@@ -120,17 +120,18 @@ def for_kernel(k: KernelProfile, sms: int = 132) -> list[str]:
             f"theoretical{limit}"
         )
     tensor = k.tensor_pipe_pct
-    if compute is not None and compute >= BUSY_PCT and tensor is not None and tensor >= TENSOR_BUSY_PCT:
-        said.append(
-            f"compute-bound at {compute:.0f}% of SM throughput, the tensor cores at {tensor:.0f}% of theirs: keep "
-            "them fed (deeper load pipelining, larger tiles per warp group)"
-        )
-    elif compute is not None and compute >= BUSY_PCT:
-        fp32 = f"; FP32 at {k.fp32_fraction:.0%} of the FMA ceiling" if k.fp32_fraction is not None else ""
-        said.append(
-            f"compute-bound at {compute:.0f}% of SM throughput{fp32}: use tensor cores (mma or wgmma; TF32 for "
-            "float data, tf32x3 where float32 accuracy is needed) or fewer instructions"
-        )
+    if compute is not None and compute >= BUSY_PCT:
+        if tensor is not None and tensor >= TENSOR_BUSY_PCT:
+            said.append(
+                f"compute-bound at {compute:.0f}% of SM throughput, the tensor cores at {tensor:.0f}% of theirs: "
+                "keep them fed (deeper load pipelining, larger tiles per warp group)"
+            )
+        else:
+            fp32 = f"; FP32 at {k.fp32_fraction:.0%} of the FMA ceiling" if k.fp32_fraction is not None else ""
+            said.append(
+                f"compute-bound at {compute:.0f}% of SM throughput{fp32}: use tensor cores (mma or wgmma; TF32 for "
+                "float data, tf32x3 where float32 accuracy is needed) or fewer instructions"
+            )
     if memory is not None and compute is not None and memory < IDLE_PCT and compute < IDLE_PCT and k.stalls:
         top = k.stalls[0]
         hint = STALL_HINTS.get(top.reason, "see the Warp State section in Nsight Compute")
