@@ -99,7 +99,7 @@ EOF
 
 direct() {
   local ncu; ncu=$(ncu_bin)
-  export LD_LIBRARY_PATH; LD_LIBRARY_PATH=$("$PY" -c "from grader.build.toolchain import detect; print(detect().cuda_lib_dir)")
+  export LD_LIBRARY_PATH; LD_LIBRARY_PATH=$("$PY" -c "from grader.toolchain import detect; print(detect().cuda_lib_dir)")
   for f in $(top_rungs); do
     local slug rung; slug=$(basename "$(dirname "$f")"); rung=$(basename "$f" .cu); local run=$PROFILES/$slug-$rung.run
     ensure "$f" >/dev/null
@@ -130,7 +130,7 @@ fixtures() {
 baselines() {
   "$PY" - $PROBLEMS <<'EOF'
 import sys
-from grader.perf import bench
+from grader.study import bench
 from grader.problems.spec import load_problem
 print(f"{'problem':18} {'benchmark':14} {'graph us':>10} {'eager us':>10} {'eager/graph':>11}  mode")
 for slug in sys.argv[1:]:
@@ -150,8 +150,8 @@ site() {
   done
   echo "==== PyTorch's softmax baseline (graph replay and eager), stored as the board's baseline row"
   "$PY" - <<'EOF'
-from grader.build.toolchain import detect
-from grader.perf import bench
+from grader.toolchain import detect
+from grader.study import bench
 from grader.problems.spec import load_problem
 from grader.records import storage
 problem, gpu = load_problem("softmax"), detect().gpu

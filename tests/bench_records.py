@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.judge import pipeline
-from grader.judge.status import Status
-from grader.judge.verdict import Verdict
 from grader.run import request
 from grader.sandbox.base import Outcome
+from grader.verdict.model import Verdict
+from grader.verdict.status import Status
 
 
 def write(out: Path, name: str, claims_ms: list[float], bounds_ms: list[float] | None) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.build.toolchain import detect
 from grader.problems.tracks import device, track_of
+from grader.toolchain import detect
 
 REPO = Path(__file__).resolve().parents[1]
 MINI_PROBLEM = "softmax-mini"

@@ -138,3 +138,66 @@ def test_every_module_has_a_docstring(name):
     if path.name == "__init__.py" and not path.read_text().strip():
         return  # an empty package marker
     assert ast.get_docstring(ast.parse(path.read_text())), f"{path} has no module docstring"
+
+
+# The stages' packages from the bottom up (docs/architecture.md, "Layers"): a package may import its own layer's
+# base modules and anything below it, never above. Packages on one line are peers that must not import each other
+# (the base modules at the bottom excepted: settings is read by the others).
+LAYERS = [
+    ["grader", "grader.settings", "grader.identity", "grader.toolchain", "grader.torch_import"],
+    ["grader.verdict"],
+    ["grader.problems"],
+    ["grader.sandbox"],
+    ["grader.build"],
+    ["grader.run"],
+    ["grader.perf"],
+    ["grader.judge"],
+    ["grader.profile", "grader.records"],
+    ["grader.scale", "grader.study"],
+    ["grader.site"],
+    ["grader.web"],
+    ["grader.cli"],
+]
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def _layer(package: str) -> int:
+    for index, layer in enumerate(LAYERS):
+        if package in layer:
+            return index
+    raise AssertionError(f"{package} is in no layer of tests/test_architecture.py LAYERS: place it there")
+
+
+def _upward_imports() -> list[str]:
+    found = []
+    for name, path in MODULES.items():
+        here = _package(name)
+        for target in _imports(name, path):
+            there = _package(target)
+            if here == there or there == "grader":
+                continue
+            if _layer(there) > _layer(here) or (_layer(there) == _layer(here) and _layer(here) > 0):
+                found.append(f"{name} -> {target}")
+    return sorted(found)
+
+
+def test_every_package_has_a_layer():
+    for name in MODULES:
+        _layer(_package(name))
+
+
+def test_layers_point_one_way():
+    upward = _upward_imports()
+    assert not upward, "imports that point up or sideways between layers:\n" + "\n".join(upward)
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path, monkeypatch):
+    # the rule's own test: a planted import of grader.cli from grader.verdict is reported
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""planted."""\nfrom grader.cli import output\n')
+    monkeypatch.setitem(MODULES, "grader.verdict.planted", planted)
+    assert "grader.verdict.planted -> grader.cli.output" in _upward_imports()

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from grader.build import compiler, runner
-from grader.build.toolchain import Gpu, Toolchain, detect
+from grader.toolchain import Gpu, Toolchain, detect
 
 
 def tools(capability: str | None) -> Toolchain:

@@ -16,10 +16,10 @@ import pytest
 import torch
 
 from grader.judge import check, pipeline
-from grader.judge.status import Status
-from grader.judge.verdict import TestResult as Result
-from grader.judge.verdict import summary_test
 from grader.problems.spec import load_problem
+from grader.verdict.model import TestResult as Result
+from grader.verdict.model import summary_test
+from grader.verdict.status import Status
 
 X86_NAN = 0xFFC00000  # what x86 arithmetic writes for 0/0 or inf/inf
 CUDA_NAN = 0x7FFFFFFF  # what CUDA arithmetic writes

@@ -14,7 +14,7 @@ from rich.console import Console
 from verdicts import verdict
 
 from grader.cli import output
-from grader.judge.status import Status
+from grader.verdict.status import Status
 
 SOURCE_LINE = "    9 |     for (int i = 0; i < M * N; i++) output[i] = input[i] * scale[i];"
 CAUGHT = "\n".join(

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from verdicts import H100, SOURCE, benchmarks, verdict
 
 from grader.cli import results as cli_results
-from grader.judge.status import Status
 from grader.records import storage
+from grader.verdict.status import Status
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 from verdicts import verdict
 
-from grader.build import toolchain
+from grader import toolchain
 from grader.cli.main import app
 from grader.problems import solutions
 from grader.problems.spec import REPO_ROOT as REPO

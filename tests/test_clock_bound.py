@@ -13,9 +13,9 @@ import bench_records
 import pytest
 
 from grader.judge import pipeline
-from grader.judge.status import Status
 from grader.perf import ceilings
 from grader.problems.spec import load_problem
+from grader.verdict.status import Status
 
 NO_PEAKS = ceilings.Ceilings(None, None, None, None, None, "none (test)")
 

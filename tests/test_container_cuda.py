@@ -20,11 +20,11 @@ import pytest
 from conftest import read_fixture
 
 from grader.build import compiler
-from grader.build.toolchain import detect
 from grader.problems.spec import load_problem
 from grader.run import binaries
 from grader.sandbox import container, docker_engine, docker_run
 from grader.sandbox import local as sandbox
+from grader.toolchain import detect
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -14,11 +14,11 @@ import torch
 
 from grader.build import runner as harness_build
 from grader.judge import check, pipeline
-from grader.judge.status import Status
 from grader.problems import starter
 from grader.problems.spec import SpecError, load_problem
 from grader.run import inputs as gen
 from grader.run import request
+from grader.verdict.status import Status
 
 SPEC = """\
 title: Typed copy

@@ -10,9 +10,9 @@ import pytest
 from conftest import fixture_params
 
 from grader.judge import pipeline
-from grader.judge.status import Status
 from grader.problems import solutions
 from grader.problems.spec import load_problem
+from grader.verdict.status import Status
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

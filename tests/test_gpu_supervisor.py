@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.build.toolchain import detect
 from grader.judge import pipeline
 from grader.run import binaries, supervised
 from grader.run import inputs as gen
 from grader.sandbox import local as sandbox
+from grader.toolchain import detect
 
 pytestmark = pytest.mark.gpu
 

@@ -11,9 +11,10 @@ import bench_records
 import pytest
 
 from grader.judge import pipeline
-from grader.judge.status import Status
-from grader.perf import ceilings, sol
+from grader.perf import ceilings
 from grader.problems.spec import load_problem
+from grader.verdict import sol
+from grader.verdict.status import Status
 
 # As an H100 SXM measures and NVML reports them: copy, FP32 FMA, SGEMM, HBM peak, TF32 tensor peak (132 SMs x
 # 128 lanes x 2 x 1980 MHz x 8), and cuBLAS FP16 GEMM.

@@ -13,11 +13,11 @@ import yaml
 from typer.testing import CliRunner
 
 from grader.build import python_check
-from grader.build.toolchain import detect
 from grader.cli.main import app
 from grader.judge import check
 from grader.problems.spec import TRACKS, SpecError, load_all, load_problem
 from grader.problems.tracks import EXTENSIONS, is_python
+from grader.toolchain import detect
 
 SLUGS = [
     "attention",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from grader.judge.verdict import BenchmarkResult
 from grader.perf import baseline
 from grader.perf.timing import Timing
 from grader.problems.spec import load_problem
+from grader.verdict.model import BenchmarkResult
 
 
 def _result(problem, size_set, track, summary, samples, mode, overhead_us, telemetry) -> BenchmarkResult:
@@ -52,7 +52,7 @@ def test_a_baseline_that_cannot_be_captured_is_timed_eagerly_and_says_why():
 
 @pytest.mark.gpu
 def test_graph_replay_of_pytorchs_softmax_is_not_slower_than_the_eager_call():
-    from grader.perf import bench
+    from grader.study import bench
 
     problem = load_problem("softmax")
     size_set = next(b for b in problem.benchmarks_for("cuda") if b.name == "many_rows")
@@ -64,7 +64,7 @@ def test_graph_replay_of_pytorchs_softmax_is_not_slower_than_the_eager_call():
 
 def test_bench_solutions_shows_the_eager_row_only_where_it_differs():
     from grader.cli import bench as cli_bench
-    from grader.cli.timing import MICROSECONDS
+    from grader.verdict.units import MICROSECONDS
 
     problem, size_set = _benchmark()
     eager, graph = Timing([0.130] * 12, "single"), Timing([0.100] * 12, "single")
@@ -81,7 +81,7 @@ def test_bench_solutions_says_why_a_rung_was_not_accepted(monkeypatch, tmp_path)
     from typer.testing import CliRunner
 
     from grader.cli.main import app
-    from grader.perf import bench
+    from grader.study import bench
 
     reason = "benchmark odd_100m: the judge's clock allows no less than 400.00 us (a forged or patched timer)"
     verdict = SimpleNamespace(status="rejected", message=reason, device={})

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from grader.build.toolchain import detect
 from grader.cli.main import app
 from grader.profile.model import Profile
+from grader.toolchain import detect
 
 REPO = Path(__file__).resolve().parents[1]
 NAIVE = REPO / "solutions" / "softmax" / "01_naive.cu"

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from verdicts import A100, H100, verdict
 
 from grader.cli.main import app
-from grader.judge.verdict import Verdict
 from grader.records import leaderboard, storage
+from grader.verdict.model import Verdict
 
 runner = CliRunner()
 PROFILE = {"schema_version": 1, "problem": "softmax", "benchmark": "square_8k", "kernels": [], "advice": ["hi"]}

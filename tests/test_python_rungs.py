@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from grader.build import python_check
-from grader.build.toolchain import detect
 from grader.problems.spec import load_problem
 from grader.problems.tracks import track_of
+from grader.toolchain import detect
 from harness.python_frameworks import CupyFramework
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"

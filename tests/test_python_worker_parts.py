@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.build.toolchain import detect
 from grader.run import binaries
+from grader.toolchain import detect
 from harness import kjp2, landlock
 from harness.python_frameworks import loaded_library_folder
 from harness.python_worker import valid

@@ -17,10 +17,10 @@ import static_site
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 from grader.judge import pipeline
-from grader.judge.status import Status
 from grader.problems.spec import list_slugs, load_problem
 from grader.records import leaderboard, storage
 from grader.site.render import render_site
+from grader.verdict.status import Status
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")

@@ -22,10 +22,10 @@ from sqlalchemy import JSON, column, create_engine, func, inspect, select, table
 from sqlalchemy.engine import make_url
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
-from grader.judge.status import Status
 from grader.records import leaderboard, storage
 from grader.records.errors import DatabaseFull
 from grader.records.schema import benchmark_results, grading_jobs, metadata, submissions, test_results
+from grader.verdict.status import Status
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

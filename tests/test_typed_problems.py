@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from grader.cli.main import app
 from grader.judge import pipeline
 from grader.judge.calibrate import calibrate
-from grader.judge.status import Status
 from grader.problems.spec import load_problem
+from grader.verdict.status import Status
 
 SLUGS = ["gemm-fp16", "cross-entropy"]
 runner = CliRunner()

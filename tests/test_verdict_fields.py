@@ -10,11 +10,11 @@ import json
 import pytest
 
 from grader.judge import pipeline
-from grader.judge.status import Status
-from grader.judge.verdict import BenchmarkResult, Verdict, output_tail
 from grader.perf import stats, telemetry
 from grader.problems.spec import load_problem
 from grader.run import request
+from grader.verdict.model import BenchmarkResult, Verdict, output_tail
+from grader.verdict.status import Status
 
 OLD_RECORD = {  # a verdict as `grader submit --json` printed it before these fields existed
     "status": "wrong_answer",

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from conftest import MINI_PROBLEM, REPO, write_mini_problem
 
-from grader.judge.verdict import Verdict
 from grader.scale import warm_wire
+from grader.verdict.model import Verdict
 
 NAIVE = REPO / "solutions" / "softmax" / "01_naive.cpp"
 HEAVY = ["torch", "numpy", "sqlalchemy", "alembic", "matplotlib", "grader.judge.pipeline", "grader.sandbox.local"]

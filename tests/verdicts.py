@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from grader.judge.status import Status
-from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
+from grader.verdict.model import BenchmarkResult, TestResult, Verdict, geometric_mean
+from grader.verdict.status import Status
 
 H100 = {"name": "NVIDIA H100 80GB HBM3", "driver": "570.86.15", "compute_capability": "9.0"}
 A100 = {"name": "NVIDIA A100-SXM4-80GB", "driver": "550.54.15", "compute_capability": "8.0"}

@@ -26,12 +26,12 @@ from pathlib import Path
 from grader.build import cache, diagnostics, python_check
 from grader.build.cache import cache_root
 from grader.build.runner import build_runner
-from grader.build.toolchain import Toolchain, detect
 from grader.problems import tracks
 from grader.problems.spec import Problem
 from grader.sandbox import base
 from grader.sandbox import local as sandbox
 from grader.sandbox.docker_command import INSIDE
+from grader.toolchain import Toolchain, detect
 
 __all__ = ["COMPILE_LIMITS", "Build", "build_runner", "build_submission", "cache_root"]
 

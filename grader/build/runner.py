@@ -11,7 +11,7 @@ from pathlib import Path
 
 import harness
 from grader.build import cache
-from grader.build.toolchain import Toolchain, detect
+from grader.toolchain import Toolchain, detect
 
 
 def runner_flags(track: str, tools: Toolchain) -> list[str]:

@@ -46,8 +46,8 @@ def problem(slug: str) -> Problem:
 def track(file: Path | None, chosen: str | None) -> str:
     """The track asked for, else the one the file implies (its extension; for a .py file, whether it imports
     triton or cupy), else what this machine runs best."""
-    from grader.build.toolchain import default_track
     from grader.problems.tracks import TRACKS, track_of
+    from grader.toolchain import default_track
 
     implied = track_of(file) if file else None
     if not chosen and not implied and file is not None and file.suffix.lower() == ".py":

@@ -3,7 +3,7 @@
 PyTorch's row is its CUDA-graph replay (kernel time, as a submission is timed); where the eager call, with its
 Python dispatch gaps, differs by more than 2%, a second row shows that figure too (grader/perf/baseline.py).
 
-Each table shows its times in one unit (grader.cli.timing.unit_for). The benchmark module (and PyTorch with
+Each table shows its times in one unit (grader.verdict.units.unit_for). The benchmark module (and PyTorch with
 it) is imported when a command runs.
 """
 
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import typer
 
-from grader.cli import args, output, timing
+from grader.cli import args, output
 from grader.cli.grading import DB, TRACK, store
+from grader.verdict import units as timing
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
 PROBLEMS = typer.Argument(None, metavar="PROBLEM...", help="Problems (default: all).")
@@ -35,7 +36,7 @@ def bench(
     """Grade the same file K times and print the spread of the scores across runs."""
     spec = args.problem(problem)
     chosen = args.track(args.source_file(file), track)
-    from grader.perf import bench as benchmarks
+    from grader.study import bench as benchmarks
 
     with output.console.status("bench") as status:
         verdicts = benchmarks.repeat(spec, file, chosen, repeat, lambda i: status.update(f"run {i + 1}/{repeat}"))
@@ -70,9 +71,9 @@ def bench_solutions(
     db: str | None = DB,
 ):
     """Every rung of every ladder, graded and timed, next to PyTorch's time in the same run (and stored)."""
-    from grader.perf import bench as benchmarks
     from grader.problems.spec import REPO_ROOT
     from grader.records import storage
+    from grader.study import bench as benchmarks
 
     specs = _specs(problems)
     results = []
@@ -151,8 +152,8 @@ def bench_solutions(
 
 def _eager_row(baseline: dict, names: list[str], unit, base: float | None) -> list[str] | None:
     """PyTorch called from Python (dispatch gaps included), where that differs from its graph-replay time."""
-    from grader.judge.verdict import geometric_mean
     from grader.perf.baseline import differs
+    from grader.verdict.model import geometric_mean
 
     results = baseline.get("results", [])
     if not results or not any(differs(r) for r in results) or any(r.eager_us is None for r in results):
@@ -176,8 +177,8 @@ def validate_timing(
     as_json: bool = JSON,
 ):
     """Time the track's top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios."""
-    from grader.perf import bench as benchmarks
     from grader.problems.tracks import TRACKS, device
+    from grader.study import bench as benchmarks
 
     if track not in TRACKS or device(track) != "cuda":
         raise output.usage_error(f"validate-timing times GPU tracks: cuda, triton or cupy, not {track!r}")

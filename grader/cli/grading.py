@@ -80,7 +80,7 @@ def recorded_user(spec: Problem, file: Path, user: str, reference: bool) -> str:
 
 def _refuse_gpu_track_without_gpu(track: str) -> None:
     """A track that runs on the GPU (cuda, triton, cupy) is a usage error where there is none."""
-    from grader.build import toolchain
+    from grader import toolchain
     from grader.problems.tracks import device
 
     if device(track) == "cuda" and toolchain.detect().gpu is None:

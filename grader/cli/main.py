@@ -114,9 +114,9 @@ def init(
 def doctor():
     """What this machine has: GPU, nvcc, g++, which sandbox will be used and why, and the settings."""
     from grader.build import compiler
-    from grader.build.toolchain import default_track, detect
     from grader.sandbox import container, layers
     from grader.sandbox import local as sandbox
+    from grader.toolchain import default_track, detect
 
     tools = detect()
     rows = []

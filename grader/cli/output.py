@@ -21,9 +21,9 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from grader.cli import timing
 from grader.judge import run_phases
-from grader.judge.status import Status
+from grader.verdict import units as timing
+from grader.verdict.status import Status
 
 try:  # recent typer carries its own copy of click, and parses with that one
     from typer._click.globals import get_current_context

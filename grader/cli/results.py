@@ -4,7 +4,7 @@
 $KERNELJUDGE_DB, else SQLite under $KERNELJUDGE_DATA; see grader.records.storage). Exit codes as in
 grader/cli/main.py: 2 for a usage error. The database and site modules (SQLAlchemy, Alembic, matplotlib) are
 imported when a command runs, so that every other `grader` command starts without them. Times are shown in
-one unit per table; a score whose timing is doubtful (grader.cli.timing.doubts) carries a mark and a note.
+one unit per table; a score whose timing is doubtful (grader.verdict.units.doubts) carries a mark and a note.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import typer
 from rich.syntax import Syntax
 from rich.text import Text
 
-from grader.cli import args, output, timing
+from grader.cli import args, output
 from grader.cli.output import Column, fitted_table
+from grader.verdict import units as timing
 
 DB = typer.Option(
     None,

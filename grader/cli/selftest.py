@@ -16,10 +16,10 @@ def selftest(
     ),
 ):
     """Grade every reference solution (must be accepted) and every null answer (must be rejected)."""
-    from grader.build.toolchain import default_track
     from grader.judge.selftest import selftest as run_selftest
     from grader.problems.order import ordered
     from grader.problems.spec import SpecError, scan
+    from grader.toolchain import default_track
 
     broken: list[SpecError] = []
     if problems:

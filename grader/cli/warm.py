@@ -17,7 +17,7 @@ import typer
 from grader.cli import output
 
 if TYPE_CHECKING:
-    from grader.judge.verdict import Verdict
+    from grader.verdict.model import Verdict
 
 
 @dataclass
@@ -66,7 +66,7 @@ def hand_over(job: dict, progress: Callable[[str], None]) -> Handed | None:
         raise output.usage_error(answer["usage_error"])
     if "judge_error" in answer:
         raise output.internal_error(answer["judge_error"])
-    from grader.judge.verdict import Verdict
+    from grader.verdict.model import Verdict
 
     return Handed(Verdict.from_json(answer["verdict"]), answer.get("store_warning", ""))
 

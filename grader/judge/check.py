@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.judge.status import Status
-from grader.judge.verdict import TestResult
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
 from grader.torch_import import torch
+from grader.verdict.model import TestResult
+from grader.verdict.status import Status
 
 # The bit pattern every output holds before each call (grader/run/supervisor.cpp and harness/platform.h write it):
 # a quiet NaN whose

@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from grader.judge import pipeline
-from grader.judge.verdict import Verdict
 from grader.problems.spec import Problem
 from grader.sandbox import container
+from grader.verdict.model import Verdict
 
 
 class SandboxUnavailable(Exception):

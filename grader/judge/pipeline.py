@@ -32,10 +32,7 @@ import numpy as np
 
 from grader import identity, torch_import
 from grader.build import compiler
-from grader.build.toolchain import detect
 from grader.judge import check, run_phases
-from grader.judge.status import Status
-from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean, output_tail, summary_test
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
 from grader.problems.tracks import device, is_python
@@ -43,6 +40,9 @@ from grader.run import binaries, python_interpreter, python_layout, request, sup
 from grader.run import inputs as gen
 from grader.sandbox import base, container
 from grader.sandbox import local as sandbox
+from grader.toolchain import detect
+from grader.verdict.model import BenchmarkResult, TestResult, Verdict, geometric_mean, output_tail, summary_test
+from grader.verdict.status import Status
 
 SIDE_STREAM_TAIL_MS = 2.0  # work still running this long after solve returned, in every call of a test,
 SIDE_STREAM_TAIL_FRACTION = 0.5  # or this fraction of the call if that is longer

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import torch
 
 from grader.judge import check, pipeline
-from grader.judge.status import Status
 from grader.problems import solutions
 from grader.problems.spec import Problem
+from grader.verdict.status import Status
 
 REJECTED = "rejected"
 

@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 import torch
 
-from grader.judge.verdict import BenchmarkResult
 from grader.perf.timing import Timing, time_callable
 from grader.problems.spec import Problem, SizeSet
+from grader.verdict.model import BenchmarkResult
 
 WARMUP_CALLS = 3  # before capture: lets cuBLAS/cuDNN pick algorithms and allocate their workspaces
 DIFFERENT = 0.02  # the eager and graph figures are shown apart when they differ by more than this

@@ -94,7 +94,7 @@ def cpu_ceilings() -> Ceilings:
     import os
 
     from grader.build.compiler import cache_root
-    from grader.build.toolchain import detect
+    from grader.toolchain import detect
 
     name = f"cpu-{detect().cpu_model}-{os.cpu_count()}.json".replace(" ", "_").replace("/", "_")
     path = cache_root() / "ceilings" / name
@@ -141,7 +141,7 @@ def _measure_cpu(tries: int = 5) -> Ceilings:
 def gpu_ceilings() -> Ceilings:
     """This GPU's ceilings, measured on first use and cached under the build cache."""
     from grader.build.compiler import cache_root
-    from grader.build.toolchain import detect
+    from grader.toolchain import detect
 
     gpu = detect().gpu
     if gpu is None:
@@ -222,7 +222,7 @@ def _measure() -> Ceilings:
 
 
 def _fma_kernel():
-    from grader.build.toolchain import detect
+    from grader.toolchain import detect
 
     tools = detect()
     assert tools.nvcc and tools.gpu, "the FMA kernel needs nvcc and a GPU"

@@ -12,7 +12,7 @@ For a problem with 16-bit inputs, the ceilings' view `for_inputs(True)` adds cuB
 
 A stored result carries its fractions of the ceilings (`fraction_of_peak`: bandwidth, flops, sgemm, hgemm), and
 roofline time / time = max(bytes/s over copy bandwidth, FLOP/s over the compute ceiling), so SOL is computed from
-those alone (grader/perf/sol.py, which the verdict uses too): old records get one too, and no ceiling of another
+those alone (grader/verdict/sol.py, which the verdict uses too): old records get one too, and no ceiling of another
 machine is needed to rank them.
 """
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from grader.perf.ceilings import Ceilings
-from grader.perf.sol import sol_from_fractions as sol_from_fractions
-from grader.perf.sol import sol_score as sol_score
+from grader.verdict.sol import sol_from_fractions as sol_from_fractions
+from grader.verdict.sol import sol_score as sol_score
 
 
 def compute_ceiling(ceilings: Ceilings) -> float | None:

@@ -22,7 +22,7 @@ import statistics
 
 import numpy as np
 
-from grader.judge.verdict import BenchmarkResult
+from grader.verdict.model import BenchmarkResult
 
 NOISY_RSE = 0.02
 NOISY_IQR = 0.20

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.build.toolchain import default_track
 from grader.problems.spec import REPO_ROOT, problems_root
 from grader.problems.tracks import EXTENSIONS, track_of
+from grader.toolchain import default_track
 
 
 def root() -> Path:

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.build import compiler
-from grader.build.toolchain import detect
 from grader.problems.spec import Problem, SizeSet
 from grader.profile import ncu
 from grader.run import request
 from grader.sandbox import local as sandbox
+from grader.toolchain import detect
 
 REPORT, CSV, LOG = "profile.ncu-rep", "raw.csv", "ncu.log"
 PROFILE_WALL_S = 600.0  # ncu replays every kernel once per pass of --set full: far longer than a call

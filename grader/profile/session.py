@@ -11,12 +11,12 @@ import secrets
 from pathlib import Path
 
 from grader.build import compiler
-from grader.build.toolchain import detect
 from grader.perf import ceilings
 from grader.problems.spec import Problem, SizeSet
 from grader.profile import capture, ncu, parse, summary
 from grader.profile.model import Profile
 from grader.profile.ncu import ProfileError
+from grader.toolchain import detect
 
 __all__ = ["ProfileError", "benchmark", "from_csv", "profile_submission"]
 

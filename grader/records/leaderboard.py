@@ -15,11 +15,11 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from grader.judge.status import Status
-from grader.judge.verdict import geometric_mean
 from grader.perf import roofline
 from grader.records import storage
 from grader.records.schema import benchmark_results
+from grader.verdict.model import geometric_mean
+from grader.verdict.status import Status
 
 REFERENCE_PREFIX = "ref:"
 RANKINGS = ("score", "sol")

@@ -19,8 +19,6 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from grader.judge.status import Status
-from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean
 from grader.records.database import MIGRATIONS as MIGRATIONS
 from grader.records.database import alembic_config as alembic_config
 from grader.records.database import check_writable as check_writable
@@ -29,6 +27,8 @@ from grader.records.database import engine as engine
 from grader.records.database import resolve_url as resolve_url
 from grader.records.database import transact as transact
 from grader.records.schema import benchmark_results, submissions, test_results
+from grader.verdict.model import BenchmarkResult, TestResult, Verdict, geometric_mean
+from grader.verdict.status import Status
 
 BASELINE_USER = "pytorch"  # the user of the PyTorch baseline rows
 

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import harness
 from grader import settings
-from grader.build.toolchain import Toolchain, detect
 from grader.problems.tracks import device
 from grader.sandbox import base, local
 from grader.sandbox.base import Limits
+from grader.toolchain import Toolchain, detect
 
 RUN_SOURCES = Path(__file__).parent
 HARNESS_SOURCES = Path(harness.__file__).parent

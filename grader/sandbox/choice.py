@@ -64,7 +64,7 @@ class Backend:
 
     def compiler(self, track: str) -> str:
         """The compiler's version line for `track` (with the CUDA -arch), as the verdict's toolchain reports it."""
-        from grader.build.toolchain import detect  # a leaf module: what this machine offers
+        from grader.toolchain import detect  # a leaf module: what this machine offers
 
         tools = detect()
         if self.kind != "docker":

@@ -22,12 +22,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.build.toolchain import detect
 from grader.problems.spec import SpecError, load_problem
 from grader.problems.tracks import TRACKS, device, track_of
 from grader.scale import intake, jobs
 from grader.scale.intake import SourceError
 from grader.scale.jobs import Job
+from grader.toolchain import detect
 
 STDOUT_KEY = "<stdout>"  # the place of the results in the job ids of a batch without --out
 

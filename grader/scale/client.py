@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from grader import settings
-from grader.build.toolchain import default_track
 from grader.problems.spec import SpecError, load_problem
 from grader.problems.tracks import TRACKS, device, track_of
 from grader.scale import intake, job_table, jobs
@@ -25,6 +24,7 @@ from grader.scale.celery_app import redacted_broker_url, send
 from grader.scale.intake import SourceError
 from grader.scale.job_table import DONE, FAILED, QUEUED
 from grader.scale.jobs import Job
+from grader.toolchain import default_track
 
 DEFAULT_WAIT_S = 3600.0  # how long --wait (and so `grader submit --remote`) waits for a verdict by default
 

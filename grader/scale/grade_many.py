@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import IO
 
 from grader import identity
-from grader.build.toolchain import detect
 from grader.problems.tracks import device
 from grader.records import storage
 from grader.records.errors import StorageError
 from grader.scale import jobs, scheduler, topology
 from grader.scale.batch_input import Item, finished_ids
+from grader.toolchain import detect
 
 
 class BatchStopped(Exception):

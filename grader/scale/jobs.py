@@ -25,12 +25,12 @@ from sqlalchemy.exc import IntegrityError
 
 from grader.build import compiler
 from grader.judge import pipeline
-from grader.judge.verdict import Verdict
 from grader.problems.spec import load_problem
 from grader.problems.tracks import TRACKS
 from grader.records import storage
 from grader.records.schema import submissions
 from grader.scale.intake import SourceError, validate_source
+from grader.verdict.model import Verdict
 
 MODES = ("test", "submit")
 

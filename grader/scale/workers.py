@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from grader import settings
-from grader.build.toolchain import detect
 from grader.scale import lifetime, topology
 from grader.scale.celery_app import celery_app
+from grader.toolchain import detect
 
 RESTART_DELAY_S = 2.0
 

@@ -15,9 +15,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from grader.judge.verdict import BenchmarkResult
 from grader.perf import roofline
 from grader.records.leaderboard import Board
+from grader.verdict.model import BenchmarkResult
 
 INK = "#010203"  # drawn, then replaced by currentColor in the SVG text
 KIND_COLOURS = {"user": "#3b82f6", "reference": "#8b5cf6", "baseline": "#f59e0b"}

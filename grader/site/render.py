@@ -13,9 +13,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import grader
-from grader.cli import timing
 from grader.judge import run_phases
-from grader.judge.status import Status
 from grader.perf import roofline
 from grader.problems import order, starter
 from grader.problems.spec import DEVICES, Problem, load_all
@@ -23,6 +21,8 @@ from grader.problems.tracks import LANGUAGES, TRACKS
 from grader.profile.model import Profile
 from grader.records import leaderboard, storage
 from grader.site import charts, text
+from grader.verdict import units as timing
+from grader.verdict.status import Status
 
 HERE = Path(__file__).resolve().parent
 RECENT = 50  # submissions listed on a problem page

@@ -51,7 +51,7 @@ import pytest
 from conftest import REPO, fixture_params
 
 from grader.judge import pipeline
-from grader.judge.status import Status
+from grader.verdict.status import Status
 from grader.problems import solutions
 from grader.problems.spec import load_problem
 from grader.run import request
@@ -282,7 +282,7 @@ def _unix_listener(path: Path) -> _Listener:
 def _store_secret_submission(url: str) -> int | None:
     """A database made by grader.records.storage itself, holding one submission with the marker in its source."""
     try:
-        from grader.judge.verdict import Verdict
+        from grader.verdict.model import Verdict
         from grader.records import storage
 
         verdict = Verdict(

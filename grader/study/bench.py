@@ -16,12 +16,12 @@ import numpy as np
 import torch
 
 from grader.judge import pipeline
-from grader.judge.verdict import BenchmarkResult, Verdict, geometric_mean
 from grader.perf import baseline, in_process, stats, telemetry
 from grader.problems import solutions
 from grader.problems.spec import Problem, SizeSet, load_problem
 from grader.problems.tracks import device
 from grader.run import inputs as gen
+from grader.verdict.model import BenchmarkResult, Verdict, geometric_mean
 
 NCU_CALLS = 5
 
@@ -164,7 +164,7 @@ def ncu_duration_us(problem: Problem, size_set: SizeSet, solution: Path | None, 
     if ncu is None:
         return None
     which = str(solution or "pytorch")
-    target = [sys.executable, "-m", "grader.perf.bench", problem.slug, size_set.name, which, track]
+    target = [sys.executable, "-m", "grader.study.bench", problem.slug, size_set.name, which, track]
     result = subprocess.run(
         [
             ncu,

@@ -10,8 +10,8 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from grader.judge.status import Status
-from grader.perf.sol import sol_from_fractions, sol_score
+from grader.verdict.sol import sol_from_fractions, sol_score
+from grader.verdict.status import Status
 
 
 @dataclass
