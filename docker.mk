@@ -111,7 +111,7 @@ debs: ## docker.io and every package it depends on, as .debs in DEBS (for make o
 	rm -rf "$(DEBS).part"; mkdir -p "$(DEBS).part"; cd "$(DEBS).part"; \
 	packages=$$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
 	  --no-enhances $(ENGINE_DEBS) | grep '^[a-zA-Z0-9]' | sed 's/:any$$//' | sort -u); \
-	apt-get download $$packages 2>&1 | grep -v '^W: Download is performed unsandboxed' || true; \
+	apt-get -qq download $$packages 2>&1 | grep -v "^W: Download is performed unsandboxed" || true; \
 	ls docker.io_*.deb > /dev/null; cd - > /dev/null; rm -rf "$(DEBS)"; mv "$(DEBS).part" "$(DEBS)"; \
 	echo "$(DEBS)/: $$(ls "$(DEBS)"/*.deb | wc -l) .debs, $$(du -sh "$(DEBS)" | cut -f1), from $$(. /etc/os-release; echo $$PRETTY_NAME)"
 

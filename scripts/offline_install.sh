@@ -27,10 +27,14 @@ if [ -d docker-debs ] && ! command -v dockerd > /dev/null; then
     echo "SHA256: $(sha256sum "$deb" | cut -d' ' -f1)"
     echo
   done > "$repo/Packages"
-  sources=$(mktemp)
-  trap 'rm -f "$sources"' EXIT
-  echo "deb [trusted=yes] file:$repo ./" > "$sources"
-  apt=(apt-get -o Dir::Etc::SourceList="$sources" -o Dir::Etc::SourceParts=/dev/null -o APT::Get::List-Cleanup=0)
+  # apt sees that repository alone (its own lists folder) beside what dpkg has installed: the host's own package
+  # lists, stale or missing on a host with no network, play no part
+  apt_state=$(mktemp -d)
+  trap 'rm -rf "$apt_state"' EXIT
+  mkdir "$apt_state/lists"
+  echo "deb [trusted=yes] file:$repo ./" > "$apt_state/sources.list"
+  apt=(apt-get -o Dir::Etc::SourceList="$apt_state/sources.list" -o Dir::Etc::SourceParts=/dev/null
+    -o Dir::State::Lists="$apt_state/lists" -o APT::Sandbox::User=root)
   "${apt[@]}" update
   DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y --no-install-recommends docker.io
   if [ -d /run/systemd/system ]; then
