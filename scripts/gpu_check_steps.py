@@ -8,6 +8,8 @@
   selftest           `grader selftest [PROBLEMS]`: every reference rung accepted, every null answer rejected
   validate-timing    `grader validate-timing [PROBLEMS]`: each top rung timed by kerneljudge, by do_bench and by
                      Nsight Compute; fails where kerneljudge is off ncu by more than 3% on a call of 50 us or more
+  profile            `grader profile PROBLEM --reference --json`: Nsight Compute inside the sandbox, on one call of
+                     the top rung of softmax (or of the first of PROBLEMS)
   container          where a Docker engine answers: the CUDA image (made from this host's CUDA when missing), one
                      grading in the container against the local sandbox, and the CUDA fixtures' verdicts in both
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 TIMER_TOLERANCE = 0.03  # kerneljudge's median against ncu's duration (docs/timing.md)
 TIMER_JUDGED_FROM_US = 50.0  # shorter calls are reported, not judged: launch jitter dominates them
 CONTAINER_PROBLEM = "attention"  # the grading compared between the container and the local sandbox
+PROFILE_PROBLEM = "softmax"  # the top rung profiled in the sandbox
 CHECK_IMAGE = "kerneljudge-cuda:check"  # the image made from this host's CUDA when the configured one is missing
 
 
@@ -154,6 +157,25 @@ def judge_timings(rows: list[dict], say) -> tuple[str, str]:
     return ("fail" if off or no_ncu or not ratios else "pass"), said
 
 
+def profile(ctx) -> tuple[str, str]:
+    problem = next(iter(ctx.options.problems), PROFILE_PROBLEM)
+    ran = ctx.run(ctx.grader("profile", problem, "--reference", "--json"))
+    try:
+        found = json.loads(ran.out[ran.out.find("{") :])
+    except json.JSONDecodeError:
+        found = {}
+    if ran.rc != 0 or not found.get("kernels"):
+        why = found.get("message") or f"exit {ran.rc}" + (" (time limit)" if ran.timed_out else "")
+        return "fail", f"{problem}: no profile: {why}"[:400]
+    totals = found.get("totals", {})
+    sol = totals.get("sol")
+    return "pass", (
+        f"{problem} {found.get('benchmark')}: {len(found['kernels'])} kernels, {totals.get('duration_us', 0):.1f} us"
+        + (f", SOL {sol:.0%}" if sol else "")
+        + f", in the sandbox; ncu {found.get('ncu_version')}"
+    )
+
+
 def container(ctx) -> tuple[str, str]:
     engine = ctx.run([ctx.python, "-c", "import docker; print(docker.from_env(timeout=10).version()['Version'])"])
     if engine.rc != 0:
@@ -212,5 +234,6 @@ ALL = {
     "tests-rest": pytest_step("tests", "--ignore=tests/adversarial"),
     "selftest": selftest,
     "validate-timing": validate_timing,
+    "profile": profile,
     "container": container,
 }

@@ -6,6 +6,7 @@ run for real (selftest of vector-add on the CPU track); the GPU steps' judging i
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 
 import gpu_check_steps as steps  # noqa: E402
+from gpu_check import Ran  # noqa: E402
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")
 LINE = re.compile(r"^(?P<name>\S+)\s+(?P<status>pass|fail|skip)\s+(?P<seconds>\d+\.\d) s  (?P<figures>.*)$")
@@ -182,3 +184,36 @@ def test_the_sandbox_row_is_read_from_grader_doctor_with_its_wrapped_lines():
         "local sandbox (no container: no Docker engine reachable (Error while fetching server API version))"
     )
     assert steps.table_row(doctor, "GPU") == ""
+
+
+class Replies:
+    """A step's context whose commands answer with canned output, recording what they were asked to run."""
+
+    def __init__(self, *replies: Ran, problems: tuple[str, ...] = ()):
+        self.replies, self.asked = list(replies), []
+        self.options = type("Options", (), {"problems": list(problems)})()
+
+    def grader(self, *args: str) -> list[str]:
+        return ["grader", *args]
+
+    def run(self, argv: list[str], **_) -> Ran:
+        self.asked.append(argv)
+        return self.replies.pop(0)
+
+
+def test_the_profile_step_reports_the_profiled_call_or_why_there_is_none():
+    profile = {"benchmark": "square_8k", "ncu_version": "2025.3.1.0", "kernels": [{}, {}],
+               "totals": {"duration_us": 175.14, "sol": 0.97}}  # fmt: skip
+    context = Replies(Ran(0, "warning: something\n" + json.dumps(profile)))
+    assert steps.profile(context) == (
+        "pass",
+        "softmax square_8k: 2 kernels, 175.1 us, SOL 97%, in the sandbox; ncu 2025.3.1.0",
+    )
+    assert context.asked == [["grader", "profile", "softmax", "--reference", "--json"]]
+    refused = '{"status": "profile_error", "message": "the driver refuses the performance counters to this user"}'
+    context = Replies(Ran(1, refused), problems=("matmul",))
+    assert steps.profile(context) == (
+        "fail",
+        "matmul: no profile: the driver refuses the performance counters to this user",
+    )
+    assert context.asked[0][2] == "matmul"
