@@ -21,12 +21,14 @@ wheelhouse_python = $(or $(shell cat $(WHEELHOUSE)/python-version 2> /dev/null),
 python_version = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 PIP_SOURCE = $(if $(wildcard $(WHEELHOUSE)/*.whl),$(if $(filter-out $(python_version),$(wheelhouse_python)),,--no-index --find-links $(WHEELHOUSE)))
 
-.PHONY: help setup test test-fast lint test-gpu grade selftest wheelhouse clean bench-solutions validate-timing site serve
+.PHONY: help setup test test-fast lint test-gpu gpu-check grade selftest wheelhouse offline-bundle clean bench-solutions \
+  validate-timing site serve
 .DEFAULT_GOAL := setup
 
 help: ## this list
 	@awk -F ':.*## ' '/^[A-Za-z0-9_-]+:.*## / { printf "  make %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
-	@echo "Variables: PROBLEM FILE USER (grade), PYTHON (the interpreter setup builds on), VENV, WHEELHOUSE, WHEELHOUSE_PY."
+	@echo "Variables: PROBLEM FILE USER (grade), PYTHON (the interpreter setup builds on), VENV, WHEELHOUSE, WHEELHOUSE_PY,"
+	@echo "  REPORT STEPS PROBLEMS BUDGET FIXTURE_BUDGET (gpu-check), BUNDLE DOCKER_DEBS (offline-bundle)."
 
 setup: $(VENV)/.installed ## the venv (.venv): the project (editable) with every extra; runs first for every target
 
@@ -61,6 +63,16 @@ lint: setup ## ruff (lint and format check) and mypy, as CI runs them
 
 test-gpu: setup ## the GPU half of the suite
 	$(PY) -m pytest -q -m gpu -p no:cacheprovider
+
+# A GPU host's acceptance check (docs/deploy.md, "Checking a GPU host"): the steps in STEPS (default: all of
+# them, in order: doctor tests-adversarial tests-rest selftest validate-timing profile container), selftest and
+# validate-timing over PROBLEMS (default: all), the whole run within BUDGET seconds if given; a summary and one log
+# per step in REPORT, each step's line written as it ends. Run it in parts into the same REPORT where one run
+# must be short, e.g. STEPS="doctor tests-adversarial", then STEPS=tests-rest, then the rest.
+gpu-check: setup ## GPU host: GPU tests, selftest, validate-timing, profile, container; a report in REPORT
+	@test -n "$(REPORT)" || { echo 'usage: make gpu-check REPORT=folder [STEPS="doctor tests-adversarial ..."] [PROBLEMS="softmax ..."] [BUDGET=seconds]' >&2; exit 2; }
+	$(PY) scripts/gpu_check.py --report "$(REPORT)" $(if $(STEPS),--steps "$(STEPS)") \
+	  $(if $(PROBLEMS),--problems "$(PROBLEMS)") $(if $(BUDGET),--budget $(BUDGET)) $(if $(FIXTURE_BUDGET),--fixture-budget $(FIXTURE_BUDGET))
 
 grade: setup ## grade FILE (default: the best reference solution of PROBLEM for this machine) as USER
 	$(GRADER) submit $(PROBLEM) $(or $(FILE),--reference) --user $(USER)
@@ -102,6 +114,15 @@ wheelhouse: $(VENV)/.created ## wheels for an offline `make setup` (Python WHEEL
 	echo $(WHEELHOUSE_PY) > $(WHEELHOUSE).part/python-version
 	rm -rf $(WHEELHOUSE) && mv $(WHEELHOUSE).part $(WHEELHOUSE)
 	@echo "$(WHEELHOUSE)/: $$(ls $(WHEELHOUSE)/*.whl | wc -l) wheels for Python $(WHEELHOUSE_PY), $$(du -sh $(WHEELHOUSE) | cut -f1); left out: $(WHEELHOUSE_OMIT)"
+
+# One tarball for a GPU host with no network (docs/deploy.md, "An offline GPU host"): the repository at HEAD (git
+# archive), the wheelhouse (made first if missing) and, with DOCKER_DEBS=1, the Docker engine's packages (make
+# debs, on a machine of the GPU host's distribution and release). Its scripts/offline_install.sh sets it up there.
+BUNDLE ?= build/kerneljudge-offline.tar.gz
+offline-bundle: $(VENV)/.created ## one tarball for a GPU host with no network: repo, wheelhouse[, Docker's .debs]
+	[ -s $(WHEELHOUSE)/python-version ] || $(MAKE) --no-print-directory wheelhouse
+	$(if $(DOCKER_DEBS),$(MAKE) --no-print-directory debs)
+	bash scripts/offline_bundle.sh "$(BUNDLE)" "$(WHEELHOUSE)" $(if $(DOCKER_DEBS),"$(DEBS)")
 
 clean: ## remove the venv and the build outputs
 	rm -rf $(VENV) build site *.egg-info $(WHEELHOUSE).part

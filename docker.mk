@@ -6,10 +6,9 @@
 #   make docker-local                docker-base, then the image on it (CPU track; PyTorch from LOCAL_WHEELS if there)
 #   make docker-cuda-local           docker-base, then CUDA_IMAGE on it: nvcc and the CUDA runtime from NVIDIA's wheels
 #   make docker-host-cuda            CUDA_IMAGE from this host's own g++ and CUDA install, no registry, no network
-#                                    (scripts/host_image.py: a GPU node with an engine and nothing to pull or download)
-#   make debs                        Debian's docker.io and what dockerd needs, as .debs in DEBS (/tmp/kj-debs), and
-#                                    the slim bundle ENGINE/docker-engine.tar.xz (.engine/, about 30 MB) that
-#                                    scripts/device-docker.sh starts an engine from
+#                                    (scripts/host_image.py: a GPU host with an engine and nothing to pull or download)
+#   make debs                        the distribution's docker.io and every package it depends on, as .debs in DEBS
+#                                    (build/docker-debs), for a host with no network (make offline-bundle DOCKER_DEBS=1)
 #   make docker-grade PROBLEM=softmax FILE=solutions/softmax/02_openmp.cpp
 #                                    grade FILE with every compile and run in a container of IMAGE
 #   make docker-clean                remove IMAGE, the local base and its cached tarball
@@ -46,14 +45,11 @@ CUDA_WHEELS ?= nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==1
   nvidia-cuda-runtime==13.0.96
 CUDA_IMAGE ?= kerneljudge-cuda:local
 CUDA_TORCH_SPEC ?= none
-# The engine's packages for a machine without one (scripts/device-docker.sh): docker.io, containerd, runc, tini, and the
-# libraries dockerd and runc link that a minimal host may lack.
-DEBS ?= /tmp/kj-debs
-ENGINE ?= .engine
-ENGINE_DEBS ?= docker.io containerd runc tini libdevmapper1.02.1 libseccomp2 libsystemd0 libudev1 libcap2 libgcrypt20 \
-  libgpg-error0 liblzma5 libzstd1 liblz4-1 libselinux1 libpcre2-8-0
-ENGINE_FILES ?= usr/sbin/dockerd usr/bin/containerd usr/bin/containerd-shim-runc-v2 usr/sbin/runc usr/bin/tini-static \
-  usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu
+# The engine's packages for a host with no network: ENGINE_DEBS and the whole closure of what they depend on (the
+# alternatives too; apt on the host picks among them, and installs only what it lacks: scripts/offline_install.sh).
+# Made with this machine's apt sources, so on a machine of the GPU host's distribution and release.
+DEBS ?= build/docker-debs
+ENGINE_DEBS ?= docker.io
 PYTHON3 ?= $(or $(wildcard $(KJ_ROOT)/.venv/bin/python),python3)
 
 PROBLEM ?= softmax
@@ -110,14 +106,14 @@ docker-cuda-local: docker-base ## the CUDA image on that base: nvcc and the CUDA
 docker-host-cuda: ## CUDA_IMAGE from this host's g++ and CUDA install (no registry, no network)
 	$(PYTHON3) "$(KJ_ROOT)/scripts/host_image.py" --tag $(CUDA_IMAGE)
 
-debs: ## docker.io and what dockerd needs, as .debs in DEBS, and the slim bundle ENGINE/docker-engine.tar.xz
-	@set -e; mkdir -p "$(DEBS)" "$(ENGINE)"; bundle="$(abspath $(ENGINE))/docker-engine.tar.xz"; cd "$(DEBS)"; rm -f *.deb; \
-	apt-get download $(ENGINE_DEBS) 2>&1 | grep -v '^W: Download is performed unsandboxed' || true; \
-	ls *.deb > /dev/null; root=$$(mktemp -d); trap 'rm -rf "$$root"' EXIT; \
-	for deb in *.deb; do dpkg-deb -x "$$deb" "$$root"; done; \
-	files=""; for f in $(ENGINE_FILES); do [ -e "$$root/$$f" ] && files="$$files $$f"; done; \
-	tar -C "$$root" -cf - $$files | xz -T0 -9 > "$$bundle.part" && mv "$$bundle.part" "$$bundle"; \
-	echo "$(DEBS)/: $$(ls *.deb | wc -l) .debs, $$(du -ch *.deb | tail -1 | cut -f1); $$bundle: $$(du -h "$$bundle" | cut -f1)"
+debs: ## docker.io and every package it depends on, as .debs in DEBS (for make offline-bundle DOCKER_DEBS=1)
+	@set -e; command -v apt-get > /dev/null || { echo "make debs needs apt (Debian or Ubuntu)" >&2; exit 1; }; \
+	rm -rf "$(DEBS).part"; mkdir -p "$(DEBS).part"; cd "$(DEBS).part"; \
+	packages=$$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
+	  --no-enhances $(ENGINE_DEBS) | grep '^[a-zA-Z0-9]' | sed 's/:any$$//' | sort -u); \
+	apt-get -qq download $$packages 2>&1 | grep -v "^W: Download is performed unsandboxed" || true; \
+	ls docker.io_*.deb > /dev/null; cd - > /dev/null; rm -rf "$(DEBS)"; mv "$(DEBS).part" "$(DEBS)"; \
+	echo "$(DEBS)/: $$(ls "$(DEBS)"/*.deb | wc -l) .debs, $$(du -sh "$(DEBS)" | cut -f1), from $$(. /etc/os-release; echo $$PRETTY_NAME)"
 
 docker-grade: $(if $(VENV),setup) ## grade FILE with every compile and run in a container of IMAGE
 	@test -n "$(FILE)" || { echo "usage: make docker-grade PROBLEM=softmax FILE=path/to/solution.cpp [IMAGE=...]" >&2; exit 2; }

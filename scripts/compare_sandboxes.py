@@ -1,9 +1,9 @@
 """The CUDA fixtures (tests/fixtures, tests/adversarial) graded in the local sandbox and in the container, their
-verdicts compared (scripts/device-docker.sh, step fixtures). Every fixture is first compiled in both sandboxes at
+verdicts compared (`make gpu-check`, step container). Every fixture is first compiled in both sandboxes at
 once (a thread pool), then graded in both, one fixture after another, local then docker, until --budget seconds
 are spent: a cut-off still leaves pairs. One JSON line per fixture in --out, and a summary.
 
-    .venv/bin/python scripts/compare_sandboxes.py --budget 150 --out .out/fixtures.jsonl [--skip N] [NAME_PART ...]
+    .venv/bin/python scripts/compare_sandboxes.py --budget 150 --out fixtures.jsonl [--skip N] [NAME_PART ...]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ SANDBOXES = ("local", "docker")
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget", type=float, default=150.0)
-    parser.add_argument("--out", default=".out/fixtures.jsonl")
+    parser.add_argument("--out", required=True, help="a JSON line per fixture: both verdicts and their times")
     parser.add_argument("--skip", type=int, default=0, help="leave out the first N (a cut-off run graded them)")
     parser.add_argument("names", nargs="*", help="only fixtures whose path contains one of these")
     args = parser.parse_args()

@@ -1,5 +1,5 @@
 """The CUDA grader image made from this host's own toolchain, for a GPU node with a Docker engine but no registry
-and no network (scripts/device-docker.sh; `make docker-host-cuda`).
+and no network (`make docker-host-cuda`; `make gpu-check` makes one when the engine has no grader image).
 
 It collects what compiling and running a submission needs, and nothing else: a shell and a few commands, g++ with
 its internal programs, headers and libraries, binutils, the CUDA install's compiler (nvcc, cicc, ptxas, ...),

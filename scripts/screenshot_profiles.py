@@ -1,12 +1,11 @@
-"""Screenshots of a rendered site's profiled submission pages in headless Chromium (issue 18's third must-show).
+"""Screenshots of a rendered site's profiled submission pages in headless Chromium.
 
     python scripts/screenshot_profiles.py SITE_DIR OUT_DIR
 
-SITE_DIR is a folder `grader render --out` wrote (for example $OUT/site from scripts/device-profile.sh, unpacked
-from site.tar.gz); every submission page with a profile section is opened in light and dark mode, checked (one
-roofline chart, a profile table with rows, advice, no horizontal overflow) and saved as OUT_DIR/<id>-<mode>.png.
-Needs Chromium at /usr/bin/chromium (.ci/browser-setup.sh), no GPU. Exits 1 if a page fails a check or none has
-a profile.
+SITE_DIR is a folder `grader render --out` wrote on a GPU host after `grader submit --profile` gradings; every
+submission page with a profile section is opened in light and dark mode, checked (one roofline chart, a profile
+table with rows, advice, no horizontal overflow) and saved as OUT_DIR/<id>-<mode>.png. Needs Chromium at
+/usr/bin/chromium (.ci/browser-setup.sh), no GPU. Exits 1 if a page fails a check or none has a profile.
 """
 
 from __future__ import annotations

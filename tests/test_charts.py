@@ -1,4 +1,4 @@
-"""The site's charts as a reader sees them in the browser (issue 18's screenshots, the H100's softmax pages): tick
+"""The site's charts as a reader sees them in the browser (as in the screenshots of the H100's softmax pages): tick
 labels that do not run into one another on a wide time axis, and roofline labels beside their own points, apart
 from each other, however many benchmarks sit at one arithmetic intensity."""
 

@@ -1,4 +1,4 @@
-"""compare's one-pass check of a right answer (issue 13) decides exactly as the full description does, with the
+"""compare's one-pass check of a right answer (the fast path) decides exactly as the full description does, with the
 same error figures: for answers around the tolerance's edge, an Inf reference, an empty output."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the checker says about a wrong output (issue 14): NaN and Inf counted and located, elements never written
+"""What the checker says about a wrong output: NaN and Inf counted and located, elements never written
 told apart from NaN the submission wrote, error figures over the finite elements only, and the verdict named
 after the most telling failed test rather than the first.
 

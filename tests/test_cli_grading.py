@@ -1,4 +1,4 @@
-"""`grader test` on real CPU-track files (issue 14): the compiler's first error survives a long log and is printed
+"""`grader test` on real CPU-track files: the compiler's first error survives a long log and is printed
 as the compiler wrote it; what `solve` printed is shown with a wrong answer, in the terminal and in --json.
 
 Each test compiles with g++ and, for the last, runs the harness in the local sandbox (no GPU needed).
@@ -83,7 +83,7 @@ def test_what_solve_printed_is_shown_with_a_wrong_answer(tmp_path):
 
 def test_one_grading_asks_the_docker_engine_once(tmp_path, monkeypatch):
     """The sandbox the CLI chose (and checked, to answer a usage error) is the one the pipeline uses: asking the
-    engine again cost a cached submit 0.14 s (issue 13)."""
+    engine again cost a cached submit 0.14 s."""
     from grader.sandbox import docker_engine
 
     asked = []
@@ -100,7 +100,7 @@ def test_one_grading_asks_the_docker_engine_once(tmp_path, monkeypatch):
 def test_pytorch_is_imported_only_while_the_run_is_waited_for(tmp_path, monkeypatch):
     """Imported in a thread from the start, PyTorch held the GIL against the grading's own file reads and forks
     (the build digest, the sandbox's probes: 0.3-0.7 s each instead of 10-60 ms); it starts once the worker and
-    its supervisor run, when they are all that is left to do before the check stage (issue 13)."""
+    its supervisor run, when they are all that is left to do before the check stage."""
     from grader import identity, torch_import
     from grader.sandbox import layers
 

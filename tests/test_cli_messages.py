@@ -1,4 +1,4 @@
-"""What a user reads in the terminal (issue 14): compiler output verbatim, tables that fit 80 columns in one unit,
+"""What a user reads in the terminal: compiler output verbatim, tables that fit 80 columns in one unit,
 the time limit of a timed-out run, timings marked when they are not trustworthy, the program's own output.
 
 Verdicts are hand-made (tests/verdicts.py) and printed into an 80-column console, as in a pipe or a CI log.

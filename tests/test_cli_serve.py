@@ -1,4 +1,4 @@
-"""`grader serve` (issue 14): a submission stored after the server started is served on the next request, and
+"""`grader serve`: a submission stored after the server started is served on the next request, and
 the folder the server rendered into is gone once it stops, on SIGTERM as on Ctrl-C.
 
 The server runs as its own process on an ephemeral port, with a temporary database and TMPDIR.

@@ -1,4 +1,4 @@
-"""The `grader` command line as a user meets it (issues 13 and 14): usage errors that say what is wrong (also as
+"""The `grader` command line as a user meets it: usage errors that say what is wrong (also as
 JSON under --json), no CUDA run where there is no GPU, reference solutions recorded as such, readable help,
 --version, and a start-up that imports nothing heavy.
 

@@ -166,7 +166,7 @@ def test_running_again_resumes_where_it_stopped(problems):
 
 def test_resumed_verdicts_that_another_grader_build_made_are_reported(problems):
     # The version string stayed 0.1.0 through every fix; a batch resumed after an upgrade (or, on the H100, a
-    # device-run step re-run on a machine kept warm) silently returned the old verdicts.
+    # batch re-run on a machine kept warm) silently returned the old verdicts.
     folder = problems / "in" / PROBLEM
     folder.mkdir(parents=True)
     (folder / "a.cpp").write_text(RIGHT)

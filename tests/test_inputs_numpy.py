@@ -1,5 +1,5 @@
 """The CPU's input generator (numpy uint32 ops) gives the same bits as the GPU's (int64 torch ops) and as the
-C++ generator the supervisor runs (grader/run/generator.h), for many seeds, sizes and ranges (issue 13: the
+C++ generator the supervisor runs (grader/run/generator.h), for many seeds, sizes and ranges (the
 numpy path takes a quarter of the CPU time)."""
 
 from __future__ import annotations

@@ -172,7 +172,7 @@ def test_stalls_and_scattered_loads_from_other_metric_names():
 
 
 def test_a_recorded_h100_profile_reads_as_ncu_measured_it():
-    """ncu 2025.3 on the H100 (scripts/device-profile.sh fixtures): matmul's naive rung, one call of square_4k;
+    """ncu 2025.3 on the H100 (tests/fixtures/profile/README.md): matmul's naive rung, one call of square_4k;
     ncu's own gpu__time_duration.sum for it is 22,916,032 ns."""
     problem = load_problem("matmul")
     size_set = session.benchmark(problem, "square_4k")

@@ -1,7 +1,7 @@
 """`grader profile` end to end with a fake `ncu` on PATH (no GPU needed, nvcc is): what a user reads when the driver
 refuses the counters, when ncu is missing, and a whole profile (table, advice, --json valid against the schema)
 when ncu answers with a recorded CSV. The fake runs on a reference rung with --unsandboxed, because a program under
-/tmp is not visible inside the sandbox; the sandboxed run is proven on the GPU (scripts/device-profile.sh)."""
+/tmp is not visible inside the sandbox; the sandboxed run is checked on a GPU host (`make gpu-check STEPS=profile`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What issue 18 stores and ranks: a profile kept with its verdict, a baseline's eager time beside its graph time,
+"""What profiling stores and ranks: a profile kept with its verdict, a baseline's eager time beside its graph time,
 and the speed-of-light board that puts an H100 and an A100 result on one ranking (`grader leaderboard --by sol`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The site's side of issue 18: a submission page with its roofline and, where one is stored, the profile's table and
+"""The site's side of profiling: a submission page with its roofline and, where one is stored, the profile's table and
 advice; a speed-of-light board across devices; PyTorch's eager time beside its graph time. Checked in the HTML and,
 where Chromium is installed, in a real browser, whose screenshots land in build/screenshots/profile-*.png."""
 

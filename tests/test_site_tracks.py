@@ -1,4 +1,4 @@
-"""Issue 16 on the site: a problem page's leaderboards (and its recent submissions) can show one track's entries.
+"""Tracks on the site: a problem page's leaderboards (and its recent submissions) can show one track's entries.
 
 A board with entries of more than one track carries a row of track buttons (hidden until tracks.js runs) and one
 <tbody data-view> per view: "all", then each track's own board (each user's best in that track, ranked within

@@ -1,4 +1,4 @@
-"""A broken problem folder is a SpecError at load that names the file and the field (issue 14), and one broken
+"""A broken problem folder is a SpecError at load that names the file and the field, and one broken
 problem does not stop `scan` from loading the others.
 
 Each test copies a real problem into its own temporary folder and breaks one thing in the copy.

@@ -1,4 +1,4 @@
-"""What a verdict carries for the commands (issue 14): the tail of what the run printed, the time limit it had,
+"""What a verdict carries for the commands: the tail of what the run printed, the time limit it had,
 and a `trusted` flag with reasons on timings taken while noisy or on a loaded machine; old verdicts without
 these fields still load.
 """

@@ -1,4 +1,4 @@
-"""`grader warm` (issue 13): test and submit hand their grading to a warm worker where one answers, and get the
+"""`grader warm`: test and submit hand their grading to a warm worker where one answers, and get the
 verdict they would have made themselves, stored once; a worker of another build or settings is refused, a stale
 socket is replaced, a second worker refuses to start, and a worker that dies mid-grading costs nothing but time.
 

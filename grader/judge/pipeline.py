@@ -2,7 +2,7 @@
 
 `grade` is a pure function of (problem, track, source, user, mode) to a Verdict: it never raises for the
 submission's sake, and nothing the untrusted harness wrote is believed without a check made here, after it
-has exited (DESIGN.md, "One submission, start to end").
+has exited (docs/architecture.md, "One submission, start to end").
 
 Every run is supervised, on every track and in either sandbox (grader/run/supervised.py): a trusted supervisor on
 the host holds the keys, times every call (on the GPU: bounds the worker's own event times by its clock) and
@@ -209,7 +209,7 @@ def _run_harness(
                 worker=worker,
                 # The check stage needs PyTorch: import it while the run is only waited for. Started sooner, the
                 # import holds the GIL against this thread's file reads and forks (the build digest, the
-                # sandbox's probes), which then took 0.3-0.7 s each instead of 10-60 ms (issue 13).
+                # sandbox's probes), which then took 0.3-0.7 s each instead of 10-60 ms.
                 while_running=torch_import.warm,
             )
     except BaseException:

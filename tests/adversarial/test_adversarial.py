@@ -1,4 +1,4 @@
-"""The adversarial suite (issue 4; docs/security.md): hostile and cheating submissions must get the verdict
+"""The adversarial suite (docs/security.md): hostile and cheating submissions must get the verdict
 their header states, nothing they do may escape the sandbox, and the grader must carry on unharmed.
 
 Everything runs in this one process, in file order:
