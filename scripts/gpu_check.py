@@ -97,6 +97,7 @@ class Context:
         self.python, self.repo = sys.executable, REPO
         self.out_of_time = False
         self.last = ""
+        self.started = 0  # commands started (a step that started none was not run at all)
 
     def grader(self, *args: str) -> list[str]:
         return [self.python, "-m", "grader.cli.main", *args]
@@ -113,6 +114,7 @@ class Context:
             self.out_of_time = True
             self.log.line("not started: the check's time budget is spent")
             return Ran(124, "", timed_out=True)
+        self.started += 1
         try:
             proc = subprocess.Popen(
                 argv,
@@ -260,7 +262,9 @@ def main() -> int:
                 status, figures = "fail", f"the check itself failed: {type(error).__name__}: {error}"
             finally:
                 log.close()
-            if context.out_of_time and status != "skip":
+            if context.out_of_time and not context.started:
+                status, figures = "fail", f"not run: the budget of {options.budget:.0f} s was spent"
+            elif context.out_of_time:  # a step cut short says so, whatever it made of the rest
                 status, figures = "fail", f"time limit (the budget of {options.budget:.0f} s ran out); {figures}"
             seconds = time.monotonic() - started
             with open(log.path, "a") as tail:
