@@ -80,11 +80,13 @@ class Log:
 
 @dataclass
 class Ran:
-    """How a command ended: its exit status (127: it could not start), its stdout, and whether time ran out."""
+    """How a command ended: its exit status (127: it could not start), its stdout, whether time ran out, and the last
+    line it printed on either stream (what a failure's summary line quotes)."""
 
     rc: int
     out: str
     timed_out: bool = False
+    last: str = ""
 
 
 class Context:
@@ -94,6 +96,8 @@ class Context:
         self.log, self.env, self.deadline, self.options = log, env, deadline, options
         self.python, self.repo = sys.executable, REPO
         self.out_of_time = False
+        self.last = ""
+        self.started = 0  # commands started (a step that started none was not run at all)
 
     def grader(self, *args: str) -> list[str]:
         return [self.python, "-m", "grader.cli.main", *args]
@@ -110,6 +114,7 @@ class Context:
             self.out_of_time = True
             self.log.line("not started: the check's time budget is spent")
             return Ran(124, "", timed_out=True)
+        self.started += 1
         try:
             proc = subprocess.Popen(
                 argv,
@@ -122,8 +127,9 @@ class Context:
             )
         except OSError as error:
             self.log.line(f"could not start: {error}")
-            return Ran(127, "")
+            return Ran(127, "", last=str(error))
         out: list[str] = []
+        self.last = ""
         readers = [
             threading.Thread(target=self._read, args=(proc.stdout, "", out), daemon=True),
             threading.Thread(target=self._read, args=(proc.stderr, "stderr: ", None), daemon=True),
@@ -144,13 +150,15 @@ class Context:
             for reader in readers:
                 reader.join(timeout=5)
         self.log.line(f"exit {rc}" + (" (time limit)" if timed_out else ""))
-        return Ran(rc, "".join(out), timed_out)
+        return Ran(rc, "".join(out), timed_out, self.last)
 
     def _read(self, stream, prefix: str, keep: list[str] | None) -> None:
         for raw in iter(stream.readline, b""):
             text = raw.decode(errors="replace")
             if keep is not None:
                 keep.append(text)
+            if text.strip():
+                self.last = text.strip()
             self.log.line(prefix + text.rstrip("\n"))
         stream.close()
 
@@ -192,6 +200,7 @@ def header(env: dict[str, str], names: list[str]) -> str:
         return said[0] if done.returncode == 0 else f"(exit {done.returncode}: {said[-1][:200]})"
 
     gpu = first_line(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    gpu = f"none visible {gpu}" if gpu.startswith("(") else gpu
     grader = first_line([sys.executable, "-m", "grader.cli.main", "--version"])
     return f"# {stamp()} gpu-check on {socket.gethostname()}: GPU {gpu}; {grader}; steps: {' '.join(names)}\n"
 
@@ -253,7 +262,9 @@ def main() -> int:
                 status, figures = "fail", f"the check itself failed: {type(error).__name__}: {error}"
             finally:
                 log.close()
-            if context.out_of_time and status != "skip":
+            if context.out_of_time and not context.started:
+                status, figures = "fail", f"not run: the budget of {options.budget:.0f} s was spent"
+            elif context.out_of_time:  # a step cut short says so, whatever it made of the rest
                 status, figures = "fail", f"time limit (the budget of {options.budget:.0f} s ran out); {figures}"
             seconds = time.monotonic() - started
             with open(log.path, "a") as tail:

@@ -36,6 +36,12 @@ def tool(name: str, *candidates: str) -> str | None:
     return found or next((c for p in candidates for c in sorted(glob.glob(p), reverse=True)), None)
 
 
+def failure(ran) -> str:
+    """Why a command gave nothing to judge: its exit status (or the time limit) and the last line it printed."""
+    how = "time limit" if ran.timed_out else f"exit {ran.rc}"
+    return f"{how}: {ran.last[:300]}" if ran.last else how
+
+
 def doctor(ctx) -> tuple[str, str]:
     figures, missing = [], []
     gpu = ctx.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
@@ -84,7 +90,8 @@ def pytest_step(*paths: str):
         ran = ctx.run(
             [ctx.python, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "-ra", "--durations=10", *paths]
         )
-        return judge_pytest(ran.rc, ran.out)
+        status, said = judge_pytest(ran.rc, ran.out)
+        return status, said if "no test summary" not in said else f"{said}: {failure(ran)}"
 
     return step
 
@@ -109,7 +116,7 @@ def judge_pytest(rc: int, out: str) -> tuple[str, str]:
 def selftest(ctx) -> tuple[str, str]:
     ran = ctx.run(ctx.grader("selftest", *ctx.options.problems))
     tally = re.findall(r"^(\d+) ok, (\d+) failed$", ran.out, re.MULTILINE)
-    said = f"{tally[-1][0]} ok, {tally[-1][1]} failed" if tally else f"no tally (exit {ran.rc})"
+    said = f"{tally[-1][0]} ok, {tally[-1][1]} failed" if tally else f"no tally: {failure(ran)}"
     failures = [line[5:] for line in ran.out.splitlines() if line.startswith("FAIL ")]
     if failures:
         said += f"; first: {failures[0][:200]}"
@@ -124,7 +131,7 @@ def validate_timing(ctx) -> tuple[str, str]:
     except json.JSONDecodeError:
         rows = None
     if ran.rc != 0 or not isinstance(rows, list) or not rows:
-        return "fail", f"exit {ran.rc}, no timings" + (" (time limit)" if ran.timed_out else "")
+        return "fail", f"no timings: {failure(ran)}"
     return judge_timings(rows, ctx.log.line)
 
 
@@ -165,7 +172,7 @@ def profile(ctx) -> tuple[str, str]:
     except json.JSONDecodeError:
         found = {}
     if ran.rc != 0 or not found.get("kernels"):
-        why = found.get("message") or f"exit {ran.rc}" + (" (time limit)" if ran.timed_out else "")
+        why = found.get("message") or failure(ran)
         return "fail", f"{problem}: no profile: {why}"[:400]
     totals = found.get("totals", {})
     sol = totals.get("sol")
@@ -194,7 +201,7 @@ def container(ctx) -> tuple[str, str]:
         try:
             verdict = json.loads(ran.out[ran.out.find("{") :])
         except json.JSONDecodeError:
-            verdict = {"status": f"no verdict (exit {ran.rc})"}
+            verdict = {"status": f"no verdict ({failure(ran)})"}
         scores[sandbox] = verdict.get("score_us")
         ok &= verdict.get("status") == "accepted"
         figures.append(f"{problem} in {sandbox}: {verdict.get('status')} {verdict.get('score_us') or ''}")
@@ -209,7 +216,7 @@ def container(ctx) -> tuple[str, str]:
             ran = ctx.run(argv, env=env)
         tally = re.findall(r"^(\d+) same, (\d+) differ", ran.out, re.MULTILINE)
         not_graded = re.findall(r"(\d+) fixtures not graded", ran.out)
-        said = f"CUDA fixtures {tally[-1][0]} same, {tally[-1][1]} differ" if tally else f"fixtures: exit {ran.rc}"
+        said = f"CUDA fixtures {tally[-1][0]} same, {tally[-1][1]} differ" if tally else f"fixtures: {failure(ran)}"
         figures.append(said + (f" ({not_graded[-1]} not graded in {budget:.0f} s)" if not_graded else ""))
         ok &= ran.rc == 0 and bool(tally)
     else:

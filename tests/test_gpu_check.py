@@ -85,12 +85,17 @@ def test_a_check_in_two_parts_leaves_one_report_and_a_budget_stops_a_step(venv, 
     # the second part, with too little time for its step (every problem's selftest takes minutes): stopped at the
     # budget and reported, beside the first part's line
     started = time.monotonic()
-    done = make(venv, f"REPORT={report}", "STEPS=selftest", "BUDGET=10")
+    done = make(venv, f"REPORT={report}", "STEPS=selftest doctor", "BUDGET=10")
     assert done.returncode != 0
     assert time.monotonic() - started < 60
-    first, second = step_lines(report)
+    first, second, third = step_lines(report)
     assert first["status"] == "pass" and second["status"] == "fail"
     assert "time limit (the budget of 10 s ran out)" in second["figures"]
+    assert (third["name"], third["status"], third["figures"]) == (
+        "doctor",
+        "fail",
+        "not run: the budget of 10 s was spent",
+    )
     text = (report / "summary.txt").read_text()
     assert text.count("\n# ") == 1 and text.startswith("# ")  # one header per part
     assert "time limit: stopping it" in (report / "selftest.log").read_text()
