@@ -82,6 +82,7 @@ def mark(job: Job, queue: str, db_url: str | None, **values) -> None:
                     "worker": "",
                     "enqueued_at": now(),
                     "payload": json.dumps(job.to_dict()),
+                    "source_sha256": job.source_sha256,
                     **values,
                 }
             )
