@@ -11,14 +11,16 @@ from verdicts import verdict
 
 pytest.importorskip("fastapi", reason="the web judge needs fastapi (pip install -e .)")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from grader.records import leaderboard, storage  # noqa: E402
-from grader.web import accounts, job_queue  # noqa: E402
-from grader.web.app import create_app  # noqa: E402
-from grader.web.config import WebConfig  # noqa: E402
+from grader.records import leaderboard, storage
+from grader.web import accounts, job_queue
+from grader.web.app import create_app
+from grader.web.config import WebConfig
 
-SOURCE = "void solve(const float* A, const float* B, float* C, int N) { for (int i = 0; i < N; ++i) C[i] = A[i] + B[i]; }\n"
+SOURCE = (
+    "void solve(const float* A, const float* B, float* C, int N) { for (int i = 0; i < N; ++i) C[i] = A[i] + B[i]; }\n"
+)
 HOSTILE = "<script>alert(1)</script>\u202egnp.exe"
 
 
@@ -100,10 +102,15 @@ def test_a_form_without_the_right_csrf_token_is_refused(judge):
     assert elsewhere.status_code == 403 and "another site" in elsewhere.text
     fresh = browser(app)  # another browser's token does not work with this one's cookie
     fresh.get("/login")
-    assert fresh.post("/login", data={"csrf": csrf(client), "name": "alice", "password": "password-123"}).status_code == 403
+    assert (
+        fresh.post("/login", data={"csrf": csrf(client), "name": "alice", "password": "password-123"}).status_code
+        == 403
+    )
 
 
-@pytest.mark.parametrize("name", ["<script>x</script>", "alice\u202e", "a" * 41, "", "ref:cheat", "pytorch", "two words"])
+@pytest.mark.parametrize(
+    "name", ["<script>x</script>", "alice\u202e", "a" * 41, "", "ref:cheat", "pytorch", "two words"]
+)
 def test_hostile_names_are_refused_at_registration(judge, name):
     _, app = judge
     refused = register(browser(app), name)
@@ -253,13 +260,16 @@ def test_an_admin_hides_a_submission_from_the_leaderboards(judge):
     register(plain := browser(app), "bob")
     refused = plain.post(f"/submissions/{cheat.submission_id}/hide", data={"csrf": csrf(plain, "/"), "reason": "x"})
     assert refused.status_code == 403
-    admin.post(f"/submissions/{cheat.submission_id}/hide", data={"csrf": csrf(admin, "/"), "reason": "reads the answer"})
+    admin.post(
+        f"/submissions/{cheat.submission_id}/hide", data={"csrf": csrf(admin, "/"), "reason": "reads the answer"}
+    )
     users = [e.user for b in leaderboard.boards("softmax", db_url=config.db_url) for e in b.entries]
     assert users == ["bob"]
     assert "mallory" not in admin.get("/problems/softmax.html").text.split('id="submissions"')[0]
-    assert "Hidden from the leaderboards by an admin: reads the answer" in admin.get(
-        f"/submissions/{cheat.submission_id}.html"
-    ).text
+    assert (
+        "Hidden from the leaderboards by an admin: reads the answer"
+        in admin.get(f"/submissions/{cheat.submission_id}.html").text
+    )
 
 
 def test_the_api_has_an_openapi_schema_and_the_problems(judge):

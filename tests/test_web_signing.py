@@ -13,12 +13,12 @@ from web_helpers import grader_command
 
 pytest.importorskip("cryptography", reason="signed verdicts need cryptography (pip install -e .)")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from grader.records import storage  # noqa: E402
-from grader.web import signing, verdicts  # noqa: E402
-from grader.web.app import create_app  # noqa: E402
-from grader.web.config import WebConfig  # noqa: E402
+from grader.records import storage
+from grader.web import signing, verdicts
+from grader.web.app import create_app
+from grader.web.config import WebConfig
 
 
 @pytest.fixture

@@ -77,7 +77,18 @@ class Server:
         self.starts += 1
         log = self.log_path.open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grader.cli.main", "serve", "--port", "0", "--db", self.db_url, "--queue", self.queue],
+            [
+                sys.executable,
+                "-m",
+                "grader.cli.main",
+                "serve",
+                "--port",
+                "0",
+                "--db",
+                self.db_url,
+                "--queue",
+                self.queue,
+            ],
             cwd=REPO,
             env=self.env,
             stdout=log,
@@ -159,3 +170,49 @@ def make_user(env: dict, db_url: str, name: str, password: str = "password-123")
     made = grader_command(env, "users", "add", name, "--db", db_url, stdin=password + "\n")
     assert made.returncode == 0, made.stderr
     return password
+
+
+# --- the browser (tests/cdp.py) --------------------------------------------------------------------------------
+
+
+def act(browser, script: str) -> None:
+    """Run `script` (a click, a form submit) and wait for the page it leads to."""
+    browser.events.clear()
+    browser.evaluate(script)
+    browser.wait_for("Page.loadEventFired")
+
+
+def fill(browser, field_id: str, value: str) -> None:
+    browser.evaluate(f"document.getElementById({json.dumps(field_id)}).value = {json.dumps(value)}")
+
+
+def register_in_browser(browser, base: str, name: str, password: str) -> None:
+    browser.open(base + "register")
+    fill(browser, "name", name)
+    fill(browser, "password", password)
+    act(browser, "document.getElementById('go').click()")
+    assert browser.evaluate("location.pathname") == "/", browser.evaluate("document.body.innerText")
+
+
+def submit_in_browser(browser, base: str, problem: str, track: str, source: str, mode: str = "submit", timeout_s=900):
+    """Submit `source` through the form and follow the live job page to the verdict page: (the states the job
+    page showed, in order, without repeats; the verdict page's path)."""
+    browser.open(f"{base}problems/{problem}/submit?track={track}")
+    fill(browser, "source", source)
+    browser.evaluate(f"document.querySelector('input[name=mode][value={mode}]').checked = true")
+    act(browser, "document.getElementById('submit').click()")
+    assert browser.evaluate("location.pathname").startswith("/jobs/"), browser.evaluate("document.body.innerText")
+    states: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            path = browser.evaluate("location.pathname")
+            state = browser.evaluate("(document.getElementById('state') || {}).textContent || ''")
+        except RuntimeError:  # the page changed under the evaluation
+            continue
+        if path.startswith("/submissions/") and browser.evaluate("document.readyState") == "complete":
+            return states, path
+        if state and (not states or states[-1] != state):
+            states.append(state)
+        time.sleep(0.1)
+    raise AssertionError(f"the job page never reached a verdict; states seen: {states}")

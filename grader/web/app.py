@@ -19,7 +19,7 @@ from fastapi.responses import Response
 import grader
 from grader.records import storage
 from grader.site import render, text
-from grader.web import api, pages, security
+from grader.web import account_pages, api, pages, rendering, security
 from grader.web.config import WebConfig
 
 STATIC = {
@@ -40,10 +40,11 @@ def create_app(config: WebConfig, judge: str | None = None) -> FastAPI:
     )
     app.state.config = config
     app.state.secret = security.secret(config.data_dir)
-    app.state.env = pages.environment()
+    app.state.env = rendering.environment()
     app.state.judge = judge or socket.gethostname()
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(account_pages.router)
     for path, (media_type, read) in STATIC.items():
         body = read()
         app.add_api_route(

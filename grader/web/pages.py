@@ -1,5 +1,6 @@
 """The web judge's pages: the site's problem and submission pages rendered per request (grader/site/render.py's
-templates, with this folder's templates first), the submit form, the live job page, accounts and history.
+templates, with this folder's templates first), the submit form, the live job page and the user's history
+(accounts: grader/web/account_pages.py).
 
 Every form posts a CSRF token (grader/web/security.py); every page works without JavaScript but the job page's
 live status (without it, the page refreshes itself) and the editor's tab key. Another user's private
@@ -8,13 +9,9 @@ submission is not found (404), as one that does not exist.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fastapi import APIRouter, Form, Request, UploadFile
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from jinja2 import Environment
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
-import grader
 from grader.cli import timing
 from grader.judge.status import Status
 from grader.problems import order, starter
@@ -22,49 +19,13 @@ from grader.problems.spec import SpecError, load_all, load_problem
 from grader.problems.tracks import device
 from grader.records import leaderboard, storage
 from grader.site import render
-from grader.web import accounts, display, job_queue, security, submitting, verdicts
-from grader.web.accounts import AccountError, User
+from grader.web import display, job_queue, submitting, verdicts
+from grader.web.accounts import User
 from grader.web.auth import config, session_user
 from grader.web.quotas import Refused
+from grader.web.rendering import back_to_login, common, csrf_refusal, message, page
 
-HERE = Path(__file__).resolve().parent
 router = APIRouter(include_in_schema=False)
-
-
-def environment() -> Environment:
-    env = render.environment(HERE / "templates", finalize=display.visible)
-    env.globals["version"] = grader.__version__
-    return env
-
-
-def _common(request: Request, user: User | None) -> dict:
-    """What every page's frame needs: the user, this browser's CSRF token, whether registration is open."""
-    csrf = security.csrf_token(request, request.app.state.secret)
-    return {"user": user, "csrf": csrf, "registration": config(request).registration}
-
-
-def page(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
-    user = context.pop("user", None) or session_user(request)
-    env: Environment = request.app.state.env
-    context.setdefault("doubts", {})
-    html = env.get_template(template).render(root="/", **_common(request, user), **context)
-    return HTMLResponse(html, status_code=status)
-
-
-def message(request: Request, status: int, heading: str, text: str, link: tuple[str, str] | None = None):
-    return page(request, "message.html", status, heading=heading, message=text, link=link)
-
-
-def back_to_login(request: Request) -> RedirectResponse:
-    return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
-
-
-def _csrf(request: Request, token: str) -> Response | None:
-    try:
-        security.check_csrf(request, request.app.state.secret, token)
-    except security.CsrfRefused as error:
-        return message(request, 403, "Form refused", str(error))
-    return None
 
 
 def _doubts(submission_ids: list[str], db_url: str | None) -> dict[str, list[str]]:
@@ -107,7 +68,7 @@ def problem_page(request: Request, slug: str):
         recent[: render.RECENT],
         sol_boards,
         template="problem_page.html",
-        **_common(request, viewer),
+        **common(request, viewer),
         doubts=_doubts(entries, db_url),
     )
     return HTMLResponse(html)
@@ -129,7 +90,7 @@ def submission_page(request: Request, submission_id: str):
         stored,
         problem,
         template="verdict.html",
-        **_common(request, viewer),
+        **common(request, viewer),
         doubts={submission_id: timing.doubts(stored.verdict)},
         public=found.get("public", False),
         hidden_reason=found.get("hidden_reason"),
@@ -144,15 +105,13 @@ def signed_file(request: Request, submission_id: str):
     if verdicts.visible(session_user(request), submission_id, db_url) is None:
         return message(request, 404, "Not found", f"There is no submission {submission_id} you may see.")
     document = verdicts.signed(submission_id, request.app.state.judge, db_url)
-    from fastapi.responses import JSONResponse
-
     disposition = f'attachment; filename="verdict-{display.safe_filename(submission_id, "verdict")}.json"'
     return JSONResponse(document, headers={"Content-Disposition": disposition})
 
 
 @router.post("/submissions/{submission_id}/public")
 def post_public(request: Request, submission_id: str, csrf: str = Form(""), public: str = Form("no")):
-    refused = _csrf(request, csrf)
+    refused = csrf_refusal(request, csrf)
     if refused:
         return refused
     user, db_url = session_user(request), config(request).db_url
@@ -165,7 +124,7 @@ def post_public(request: Request, submission_id: str, csrf: str = Form(""), publ
 
 @router.post("/submissions/{submission_id}/hide")
 def post_hide(request: Request, submission_id: str, csrf: str = Form(""), reason: str = Form("")):
-    refused = _csrf(request, csrf)
+    refused = csrf_refusal(request, csrf)
     if refused:
         return refused
     user, db_url = session_user(request), config(request).db_url
@@ -219,7 +178,7 @@ async def submit(
     source: str = Form(""),
     upload: UploadFile | None = None,
 ):
-    refused = _csrf(request, csrf)
+    refused = csrf_refusal(request, csrf)
     if refused:
         return refused
     user = session_user(request)
@@ -261,110 +220,3 @@ def history(request: Request):
     if user is None:
         return back_to_login(request)
     return page(request, "history.html", user=user, jobs=job_queue.history(user.name, config(request).db_url))
-
-
-# --- accounts --------------------------------------------------------------------------------------------------
-
-
-def _next(target: str) -> str:
-    return target if target.startswith("/") and not target.startswith("//") else "/"
-
-
-def _logged_in(request: Request, user: User, target: str) -> Response:
-    response = RedirectResponse(_next(target), status_code=303)
-    token = accounts.start_session(user, config(request).db_url)
-    security.set_cookie(request, response, security.SESSION_COOKIE, token, max_age=accounts.SESSION_DAYS * 86400)
-    return response
-
-
-@router.get("/login")
-def login_form(request: Request, next: str = "/"):
-    return page(request, "login.html", register=False, name="", next=_next(next), error="")
-
-
-@router.post("/login")
-def login(
-    request: Request, csrf: str = Form(""), name: str = Form(""), password: str = Form(""), next: str = Form("/")
-):
-    refused = _csrf(request, csrf)
-    if refused:
-        return refused
-    user = accounts.authenticate(name, password, config(request).db_url)
-    if user is None:
-        return page(
-            request, "login.html", 401, register=False, name=name, next=_next(next), error="Wrong name or password."
-        )
-    return _logged_in(request, user, next)
-
-
-@router.get("/register")
-def register_form(request: Request):
-    if not config(request).registration:
-        return message(request, 403, "Registration is closed", "Ask the judge's admins for an account.")
-    return page(request, "login.html", register=True, name="", next="/", error="")
-
-
-@router.post("/register")
-def register(
-    request: Request, csrf: str = Form(""), name: str = Form(""), password: str = Form(""), next: str = Form("/")
-):
-    refused = _csrf(request, csrf)
-    if refused:
-        return refused
-    if not config(request).registration:
-        return message(request, 403, "Registration is closed", "Ask the judge's admins for an account.")
-    try:
-        user = accounts.create_user(name, password, db_url=config(request).db_url)
-    except AccountError as error:
-        return page(request, "login.html", 422, register=True, name=name, next=_next(next), error=str(error))
-    return _logged_in(request, user, next)
-
-
-@router.post("/logout")
-def logout(request: Request, csrf: str = Form("")):
-    refused = _csrf(request, csrf)
-    if refused:
-        return refused
-    token = request.cookies.get(security.SESSION_COOKIE)
-    if token:
-        accounts.end_session(token, config(request).db_url)
-    response = RedirectResponse("/", status_code=303)
-    response.delete_cookie(security.SESSION_COOKIE, path="/")
-    return response
-
-
-def _account(request: Request, user: User, new_token: str = ""):
-    tokens = accounts.list_tokens(user, config(request).db_url)
-    base = str(request.base_url).rstrip("/")
-    return page(request, "account.html", user=user, tokens=tokens, new_token=new_token, base_url=base)
-
-
-@router.get("/account")
-def account(request: Request):
-    user = session_user(request)
-    return _account(request, user) if user else back_to_login(request)
-
-
-@router.post("/account/tokens")
-def make_token(request: Request, csrf: str = Form(""), label: str = Form("")):
-    refused = _csrf(request, csrf)
-    if refused:
-        return refused
-    user = session_user(request)
-    if user is None:
-        return back_to_login(request)
-    response = _account(request, user, accounts.create_token(user, label, config(request).db_url))
-    response.headers["Cache-Control"] = "no-store"
-    return response
-
-
-@router.post("/account/tokens/{token_id}/revoke")
-def revoke_token(request: Request, token_id: int, csrf: str = Form("")):
-    refused = _csrf(request, csrf)
-    if refused:
-        return refused
-    user = session_user(request)
-    if user is None:
-        return back_to_login(request)
-    accounts.revoke_token(user, token_id, config(request).db_url)
-    return RedirectResponse("/account", status_code=303)

@@ -54,7 +54,9 @@ def checker(job: Job, config: WebConfig) -> Callable[[Connection], None]:
                 f"job {duplicate.job_id}",
                 job_id=duplicate.job_id,
             )
-        pending = connection.execute(select(func.count()).where(mine, grading_jobs.c.state.in_(UNFINISHED))).scalar() or 0
+        pending = (
+            connection.execute(select(func.count()).where(mine, grading_jobs.c.state.in_(UNFINISHED))).scalar() or 0
+        )
         if pending >= config.pending:
             raise Refused(
                 429,
