@@ -201,7 +201,9 @@ def test_quotas_answer_409_413_422_and_429_with_retry_after(judge):
     assert api_submit(client, token).status_code == 202
     duplicate = api_submit(client, token)
     assert duplicate.status_code == 409 and duplicate.json()["job_id"]
-    assert api_submit(client, token, source="x" * ((1 << 20) + 1)).status_code in (413, 422)
+    assert api_submit(client, token, source="x" * ((1 << 20) + 1)).status_code == 413
+    huge = client.post("/api/v1/submissions", content=b"x" * (4 << 20), headers={"Authorization": f"Bearer {token}"})
+    assert huge.status_code == 413
     assert api_submit(client, token, source="int main() {\0}").status_code == 422
     assert api_submit(client, token, track="cuda").status_code == 422  # no GPU here: said so, not queued
     assert api_submit(client, token, problem="no-such-problem").status_code == 404
@@ -282,3 +284,23 @@ def test_the_api_has_an_openapi_schema_and_the_problems(judge):
     assert "vector-add" in [p["slug"] for p in client.get("/api/v1/problems").json()]
     assert "void solve" in client.get("/api/v1/problems/vector-add").json()["starters"]["cpu"]
     assert client.get("/api/v1/signing-key").json()["public_key_pem"].startswith("-----BEGIN PUBLIC KEY-----")
+
+
+def test_a_course_imports_its_list_and_a_bad_line_is_named(tmp_path):
+    import os
+
+    from web_helpers import grader_command
+
+    db = f"sqlite:///{tmp_path / 'judge.db'}"
+    env = {**os.environ, "KERNELJUDGE_DATA": str(tmp_path / "data")}
+    roster = tmp_path / "class.csv"
+    roster.write_text("name,password\nada,first-password\nalan\n")
+    made = grader_command(env, "users", "import", str(roster), "--db", db)
+    assert made.returncode == 0, made.stderr
+    lines = made.stdout.split()
+    assert lines[0] == "ada" and lines[1].startswith("alan,") and len(lines[1]) > len("alan,") + 8
+    assert accounts.authenticate("ada", "first-password", db) is not None
+    assert accounts.authenticate("alan", lines[1].split(",", 1)[1], db) is not None
+    roster.write_text("grace\n<script>,password-123\n")
+    refused = grader_command(env, "users", "import", str(roster), "--db", db)
+    assert refused.returncode == 2 and "line 2" in refused.stderr and "letters, digits" in refused.stderr

@@ -40,7 +40,7 @@ router = APIRouter(prefix="/api/v1", tags=["api"])
 
 class SubmissionIn(BaseModel):
     problem: str = Field(description="the problem's slug, e.g. vector-add")
-    source: str = Field(description="the solution's text (UTF-8, at most 1 MiB)", max_length=MAX_SOURCE_BYTES)
+    source: str = Field(description=f"the solution's text (UTF-8, at most {MAX_SOURCE_BYTES:,} bytes)")
     filename: str = Field("", description="its file name; the extension picks the track when `track` is not given")
     track: str | None = Field(None, description=f"one of {', '.join(TRACKS)}")
     mode: str = Field("submit", description="submit (check and time) or test (check only)")

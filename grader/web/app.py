@@ -22,6 +22,7 @@ from grader.site import render, text
 from grader.web import account_pages, api, pages, rendering, security
 from grader.web.config import WebConfig
 
+MAX_BODY = 3 << 20  # a form may carry a 1 MiB source twice (the text box and a file), with room for the rest
 STATIC = {
     "/style.css": ("text/css", lambda: (render.HERE / "static" / "style.css").read_text() + text.code_css()),
     "/tracks.js": ("text/javascript", lambda: (render.HERE / "static" / "tracks.js").read_text()),
@@ -58,4 +59,5 @@ def create_app(config: WebConfig, judge: str | None = None) -> FastAPI:
         security.browser_id(request)
         return security.finish(request, await call_next(request))
 
+    app.add_middleware(security.BodyLimit, max_bytes=MAX_BODY)
     return app

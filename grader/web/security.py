@@ -97,3 +97,41 @@ def finish(request: Request, response: Response) -> Response:
     if made and request.cookies.get(BROWSER_COOKIE) != made:
         set_cookie(request, response, BROWSER_COOKIE, made, max_age=365 * 86400)
     return response
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over `max_bytes` is refused with 413 before it is read into memory (by its
+    Content-Length, or, sent in chunks, as soon as it passes the limit)."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            return await self._refuse(send)
+        seen = 0
+
+        async def counted():
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_bytes:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLarge:
+            await self._refuse(send)
+
+    async def _refuse(self, send) -> None:
+        body = f'{{"detail": "the request is over {self.max_bytes:,} bytes"}}'.encode()
+        await send({"type": "http.response.start", "status": 413, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
