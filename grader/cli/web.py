@@ -49,6 +49,10 @@ def serve(
         chosen = web_config.from_settings(db, queue)
     except ValueError as error:
         raise output.usage_error(str(error))
+    if chosen.queue == "celery":
+        from grader.cli.scale import _distributed
+
+        _distributed()  # says so when the distributed extra is missing
     said = "the embedded worker grades" if chosen.queue == "local" else "Celery workers grade"
     with _database():
         try:

@@ -55,11 +55,9 @@ def problem_page(request: Request, slug: str):
     db_url, viewer = config(request).db_url, session_user(request)
     boards = [render.track_views(b, db_url) for b in leaderboard.boards(slug, db_url=db_url)]
     sol_boards = [render.track_views(b, db_url) for b in leaderboard.boards(slug, db_url=db_url, by="sol")]
-    recent = []
-    for s in storage.list_submissions(problem=slug, limit=4 * render.RECENT, db_url=db_url):
-        found = verdicts.flags(s.submission_id, db_url)
-        if found and verdicts.may_see(viewer, s.user, found["public"]):
-            recent.append(s)
+    listed = storage.list_submissions(problem=slug, limit=4 * render.RECENT, db_url=db_url)
+    public = verdicts.public_ids([s.submission_id for s in listed], db_url)
+    recent = [s for s in listed if verdicts.may_see(viewer, s.user, s.submission_id in public)]
     entries = [e.submission_id for views in boards + sol_boards for _, b in views for e in b.entries]
     html = render.problem_page(
         request.app.state.env,

@@ -40,6 +40,14 @@ def flags(submission_id: str, db_url: str | None) -> dict | None:
     return dict(row._mapping) if row else None
 
 
+def public_ids(submission_ids: list[str], db_url: str | None) -> set[str]:
+    """Which of these submissions their owners made public (one query)."""
+    query = select(submissions.c.submission_id).where(
+        submissions.c.submission_id.in_(submission_ids), submissions.c.public.is_(True)
+    )
+    return set(storage.transact(lambda c: c.execute(query).scalars().all(), db_url))
+
+
 def visible(viewer: User | None, submission_id: str, db_url: str | None) -> storage.Stored | None:
     """The stored submission if `viewer` may see it, else None (as if there were none)."""
     found = flags(submission_id, db_url)
