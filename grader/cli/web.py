@@ -38,7 +38,7 @@ def serve(
     ),
 ):
     """The web judge on http://ADDRESS:PORT/: problem pages, submitting, live status, verdicts, leaderboards and
-    the HTTP API (/docs), until interrupted."""
+    the HTTP API (/openapi.json), until interrupted."""
     if static:
         serve_static(port, db, out)
         return

@@ -1,4 +1,5 @@
-"""The HTTP API, /api/v1 (FastAPI: its OpenAPI schema is served at /openapi.json, browsable at /docs).
+"""The HTTP API, /api/v1 (FastAPI: its OpenAPI schema is served at /openapi.json; the
+Swagger page FastAPI would serve at /docs is off, as it loads its scripts from a CDN).
 
     GET  /api/v1/problems                          the problems along the learning path
     GET  /api/v1/problems/{slug}                   one problem: statement, signature, tests, benchmarks, starters

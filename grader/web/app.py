@@ -3,7 +3,7 @@
     from grader.web.app import create_app
     app = create_app(config.from_settings())       # served by uvicorn in grader/web/server.py
 
-FastAPI (over Starlette) for the typed API with its OpenAPI schema at /openapi.json and /docs, form and upload
+FastAPI (over Starlette) for the typed API with its OpenAPI schema at /openapi.json, form and upload
 parsing, and a test client; uvicorn serves it. The app holds no grading: jobs go to the grading_jobs table, and
 the embedded worker (grader/web/local_worker.py) or the Celery workers take them from there.
 """
@@ -38,6 +38,8 @@ def create_app(config: WebConfig, judge: str | None = None) -> FastAPI:
         title="kerneljudge",
         version=grader.__version__,
         description="An online judge for GPU kernels: submit, follow the job, read (and verify) the verdict.",
+        docs_url=None,  # FastAPI's Swagger and ReDoc pages load scripts from a CDN: off, as nothing here is fetched
+        redoc_url=None,
     )
     app.state.config = config
     app.state.secret = security.secret(config.data_dir)
