@@ -1,4 +1,4 @@
-"""`grader serve`'s server: the site, rendered again whenever the database changed, from a folder that goes away
+"""`grader serve --static`'s server: the static site, rendered again whenever the database changed, from a folder that goes away
 with the server.
 
 A request first asks the LiveSite whether the database changed (at most once per CHECK_INTERVAL_S, one small
