@@ -21,7 +21,7 @@ from grader.records import storage
 from grader.records.schema import grading_jobs, submissions
 from grader.scale.jobs import Job
 
-LOCAL = "local"  # the queue of the embedded worker
+LOCAL = "local"  # the queue of the embedded worker (scale/job_table.LOCAL_QUEUE: the sweeper leaves it alone)
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 UNFINISHED = (QUEUED, RUNNING)
 
