@@ -75,6 +75,13 @@ def test_register_log_in_and_out_with_secure_cookie_flags(judge):
     assert ">alice</a>" in client.get("/").text
     client.post("/logout", data={"csrf": csrf(client, "/")})
     assert "log in" in client.get("/").text
+    for elsewhere in ("//evil.example/", "/\\evil.example", "https://evil.example/"):
+        back = client.post(
+            "/login",
+            data={"csrf": csrf(client), "name": "alice", "password": "password-123", "next": elsewhere},
+            follow_redirects=False,
+        )
+        assert back.status_code == 303 and back.headers["location"] == "/", elsewhere
     wrong = client.post("/login", data={"csrf": csrf(client), "name": "alice", "password": "nope-nope"})
     assert wrong.status_code == 401 and "Wrong name or password" in wrong.text
     stored = storage.transact(lambda c: c.exec_driver_sql("SELECT password_hash FROM users").scalar(), config.db_url)

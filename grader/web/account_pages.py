@@ -3,6 +3,8 @@ revoked). A new session token at every login; the cookie HttpOnly, SameSite=Lax,
 
 from __future__ import annotations
 
+import re
+
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
@@ -14,8 +16,12 @@ from grader.web.rendering import back_to_login, csrf_refusal, message, page
 router = APIRouter(include_in_schema=False)
 
 
+SAME_SITE_PATH = re.compile(r"/(?![/\\])[A-Za-z0-9/._~%?=&-]*")
+
+
 def _next(target: str) -> str:
-    return target if target.startswith("/") and not target.startswith("//") else "/"
+    """Where to go after logging in: a path of this site, else the front page (never another site's address)."""
+    return target if SAME_SITE_PATH.fullmatch(target) else "/"
 
 
 def _logged_in(request: Request, user: User, target: str) -> Response:
