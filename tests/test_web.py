@@ -311,3 +311,18 @@ def test_a_course_imports_its_list_and_a_bad_line_is_named(tmp_path):
     roster.write_text("grace\n<script>,password-123\n")
     refused = grader_command(env, "users", "import", str(roster), "--db", db)
     assert refused.returncode == 2 and "line 2" in refused.stderr and "letters, digits" in refused.stderr
+
+
+def test_an_admin_adds_users_through_the_api(judge):
+    config, app = judge
+    accounts.create_user("teacher", "password-123", is_admin=True, db_url=config.db_url)
+    accounts.create_user("pupil", "password-123", db_url=config.db_url)
+    client = browser(app)
+    teacher, pupil = token_for(client, "teacher"), token_for(client, "pupil")
+    made = client.post("/api/v1/users", json={"name": "newcomer"}, headers={"Authorization": f"Bearer {teacher}"})
+    assert made.status_code == 201 and len(made.json()["password"]) >= 12
+    assert accounts.authenticate("newcomer", made.json()["password"], config.db_url) is not None
+    refused = client.post("/api/v1/users", json={"name": "other"}, headers={"Authorization": f"Bearer {pupil}"})
+    assert refused.status_code == 403 and accounts.user_named("other", config.db_url) is None
+    bad = client.post("/api/v1/users", json={"name": "<b>"}, headers={"Authorization": f"Bearer {teacher}"})
+    assert bad.status_code == 422

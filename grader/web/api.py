@@ -13,6 +13,7 @@ Swagger page FastAPI would serve at /docs is off, as it loads its scripts from a
     GET  /api/v1/signing-key                       the judge's public key (PEM) and key id
     POST /api/v1/tokens                            make an API token (HTTP Basic: name and password); shown once
     GET  /api/v1/tokens, DELETE /api/v1/tokens/{id}  list and revoke one's tokens
+    POST /api/v1/users                             admins: add a user (a password made when none is given)
     GET  /api/v1/me/history                        one's jobs, newest first
 
 Jobs and verdicts are their owner's (and admins'): to anyone else a private one is 404.
@@ -20,6 +21,7 @@ Jobs and verdicts are their owner's (and admins'): to anyone else a private one 
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
@@ -67,6 +69,12 @@ class JobOut(BaseModel):
 
 class TokenIn(BaseModel):
     label: str = Field("api", max_length=100)
+
+
+class UserIn(BaseModel):
+    name: str
+    password: str | None = Field(None, description="at least 8 characters; none: one is made and returned")
+    is_admin: bool = False
 
 
 class PublicIn(BaseModel):
@@ -249,6 +257,19 @@ def revoke(request: Request, token_id: int, user: User = Depends(api_user)) -> d
     if not accounts.revoke_token(user, token_id, config(request).db_url):
         raise HTTPException(404, f"no live token {token_id} of yours")
     return {"revoked": token_id}
+
+
+@router.post("/users", status_code=201)
+def add_user(request: Request, body: UserIn, user: User = Depends(api_user)) -> dict:
+    """Admins: add a user (as `grader users add` does)."""
+    if not user.is_admin:
+        raise HTTPException(403, "only an admin adds users")
+    password = body.password or secrets.token_urlsafe(12)
+    try:
+        accounts.create_user(body.name, password, is_admin=body.is_admin, db_url=config(request).db_url)
+    except accounts.AccountError as error:
+        raise HTTPException(422, str(error))
+    return {"name": body.name, "is_admin": body.is_admin, "password": "" if body.password else password}
 
 
 @router.get("/me/history")
