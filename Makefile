@@ -136,7 +136,7 @@ validate-timing: setup ## GPU: the timer checked against do_bench and ncu
 site: setup ## the static site from the results database, in build/site
 	$(GRADER) render --out build/site
 
-serve: setup ## a local server for the site
+serve: setup ## the web judge on http://127.0.0.1:8000/ (docs/web.md; `grader serve --static`: the rendered site)
 	$(GRADER) serve
 
 include docker.mk

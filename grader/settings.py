@@ -49,6 +49,21 @@ SWEEP_S = Setting("KERNELJUDGE_SWEEP_S", "60", "seconds between sweeps that re-s
 VISIBILITY_TIMEOUT = Setting(
     "KERNELJUDGE_VISIBILITY_TIMEOUT", "1800", "seconds before an unacknowledged job is re-sent"
 )
+TOKEN = Setting("KERNELJUDGE_TOKEN", "", "API token of `grader submit --remote URL` (default: --token)")
+WEB_QUEUE = Setting(
+    "KERNELJUDGE_WEB_QUEUE", "local", "who grades the web judge's jobs: local (its embedded worker) or celery"
+)
+WEB_RATE = Setting("KERNELJUDGE_WEB_RATE", "30/600", "web judge: submissions a user may make per window, COUNT/SECONDS")
+WEB_PENDING = Setting("KERNELJUDGE_WEB_PENDING", "10", "web judge: jobs a user may have queued or running at once")
+WEB_REGISTRATION = Setting(
+    "KERNELJUDGE_WEB_REGISTRATION", "open", "web judge: open (anyone registers) or closed (admins add users)"
+)
+WEB_SECURE_COOKIES = Setting(
+    "KERNELJUDGE_WEB_SECURE_COOKIES", "auto", "web judge: auto (Secure on https requests), always or never"
+)
+SIGNING_KEY = Setting(
+    "KERNELJUDGE_SIGNING_KEY", "", "the judge's Ed25519 verdict-signing key, PEM (default: web/ in KERNELJUDGE_DATA)"
+)
 
 ALL = (
     DATA,
@@ -68,4 +83,11 @@ ALL = (
     WORKER_QUEUES,
     SWEEP_S,
     VISIBILITY_TIMEOUT,
+    TOKEN,
+    WEB_QUEUE,
+    WEB_RATE,
+    WEB_PENDING,
+    WEB_REGISTRATION,
+    WEB_SECURE_COOKIES,
+    SIGNING_KEY,
 )

@@ -1,4 +1,4 @@
-"""`grader serve`: a submission stored after the server started is served on the next request, and
+"""`grader serve --static`: a submission stored after the server started is served on the next request, and
 the folder the server rendered into is gone once it stops, on SIGTERM as on Ctrl-C.
 
 The server runs as its own process on an ephemeral port, with a temporary database and TMPDIR.
@@ -56,7 +56,7 @@ def test_serve_renders_new_submissions_and_cleans_up(tmp_path, stop):
     temporary.mkdir()
     env = {**os.environ, "TMPDIR": str(temporary), "COLUMNS": "200", "KERNELJUDGE_DATA": str(tmp_path)}
     server = subprocess.Popen(
-        [sys.executable, "-m", "grader.cli.main", "serve", "--port", "0", "--db", db],
+        [sys.executable, "-m", "grader.cli.main", "serve", "--static", "--port", "0", "--db", db],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

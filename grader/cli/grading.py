@@ -87,7 +87,7 @@ def _refuse_gpu_track_without_gpu(track: str) -> None:
         raise output.usage_error(
             f"this machine has no GPU (nvidia-smi found none), so a {TRACK_NAMES[track]} solution cannot run "
             "here: write it in C++ for the CPU track (a .cpp file, or --track cpu), or grade it where a GPU is "
-            "(--remote)"
+            "(--remote URL)"
         )
 
 
@@ -230,9 +230,25 @@ def submit(
     as_json: bool = JSON,
     db: str | None = DB,
     sandbox_kind: str | None = SANDBOX,
-    remote: bool = typer.Option(False, "--remote", help="Grade on the judge's workers (grader worker) and wait."),
+    remote: str | None = typer.Option(
+        None,
+        "--remote",
+        metavar="URL",
+        help="Submit to the web judge at URL (`grader serve`) through its API and wait.",
+    ),
+    token: str | None = typer.Option(
+        None, "--token", metavar="TOKEN", help="With --remote: your API token (default: $KERNELJUDGE_TOKEN)."
+    ),
+    signed: Path | None = typer.Option(
+        None, "--signed", metavar="FILE", help="With --remote: save the judge's signed verdict (grader verify FILE)."
+    ),
+    workers: bool = typer.Option(
+        False,
+        "--workers",
+        help="Grade on the Celery workers (grader worker) through the broker and database, and wait.",
+    ),
     queue: str | None = typer.Option(
-        None, metavar="NAME", help="With --remote: the queue (default cpu, or $KERNELJUDGE_QUEUE / cuda)."
+        None, metavar="NAME", help="With --workers: the queue (default cpu, or $KERNELJUDGE_QUEUE / cuda)."
     ),
     profile: bool = typer.Option(
         False, "--profile", help="Also profile one call of the first benchmark with Nsight Compute; stored with it."
@@ -240,9 +256,15 @@ def submit(
     in_process: bool = IN_PROCESS,
 ):
     """Check correctness, then time the benchmarks."""
-    if remote and profile:
-        raise output.usage_error("--profile profiles here, so it does not go with --remote")
+    if (remote or workers) and profile:
+        raise output.usage_error("--profile profiles here, so it does not go with --remote or --workers")
     if remote:
+        from grader.cli.web import submit_web
+
+        spec = args.problem(problem)
+        path = _source(spec, file, reference, track)
+        raise typer.Exit(submit_web(remote, token, spec.slug, path, track, "submit", as_json, signed))
+    if workers:
         from grader.cli.scale import submit_remote  # says so when the distributed extra is missing
 
         spec = args.problem(problem)

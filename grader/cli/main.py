@@ -17,6 +17,7 @@ from grader import settings
 from grader.cli import args, authoring, bench, grading, output, scale, selftest, warm
 from grader.cli import profile as cli_profile
 from grader.cli import results as cli_results
+from grader.cli import web as cli_web
 from grader.cli.app import make_app
 from grader.cli.bytecode import keep_bytecode
 from grader.cli.output import Column, fitted_table
@@ -207,6 +208,7 @@ bench.register(app)
 cli_results.register(app)
 cli_profile.register(app)  # profile (Nsight Compute)
 scale.register(app)  # grade-many, worker, enqueue, queue status
+cli_web.register(app)  # serve (the web judge), users, verify
 
 if __name__ == "__main__":  # python -m grader.cli.main ...: the `grader` command without its script
     app()

@@ -1,4 +1,5 @@
-"""The `grader` commands that read stored results: leaderboard, history, show-submission, render, serve.
+"""The `grader` commands that read stored results: leaderboard, history, show-submission, render, and the static
+site's server (`grader serve --static`, grader/cli/web.py).
 
 `register(app)` adds them to the main typer app (grader/cli/main.py). Each takes `--db URL` (default:
 $KERNELJUDGE_DB, else SQLite under $KERNELJUDGE_DATA; see grader.records.storage). Exit codes as in
@@ -236,21 +237,14 @@ def render(
 
     with _database():
         pages = render_site(out, db)
-    output.console.print(f"wrote {len(pages)} pages; open {out / 'index.html'} or browse it with: grader serve")
+    output.console.print(
+        f"wrote {len(pages)} pages; open {out / 'index.html'} or browse it with: grader serve --static"
+    )
 
 
-def serve(
-    port: int = typer.Option(8000, metavar="PORT", help="Port on 127.0.0.1 (0: any free one)."),
-    db: str | None = DB,
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        metavar="FOLDER",
-        show_default=False,
-        help="Render into this folder (default: a temporary one, removed on exit).",
-    ),
-):
-    """Serve the site on http://127.0.0.1:PORT/, rendered again whenever the database changes, until interrupted."""
+def serve_static(port: int, db: str | None, out: Path | None) -> None:
+    """Serve the static site on http://127.0.0.1:PORT/, rendered again whenever the database changes, until
+    interrupted (rendered into `out`, else a temporary folder removed on exit)."""
     from grader.site.serve import LiveSite
     from grader.site.serve import serve as serve_site
 
@@ -272,4 +266,3 @@ def register(app: typer.Typer) -> None:
     app.command("history")(history)
     app.command("show-submission")(show_submission)
     app.command("render")(render)
-    app.command("serve")(serve)

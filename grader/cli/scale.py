@@ -1,5 +1,5 @@
 """The grading-at-scale commands: `worker`, `enqueue` and `queue status` across hosts (Celery, docs/deploy.md),
-`submit_remote` (what `grader submit --remote` runs), and `register`, which adds them and `grade-many` (one
+`submit_remote` (what `grader submit --workers` runs), and `register`, which adds them and `grade-many` (one
 host: grader/cli/grade_many.py) to the `grader` command line.
 
     python -m grader.cli.scale grade-many|worker|enqueue|queue status ...   (the same as `grader ...`)

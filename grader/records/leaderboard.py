@@ -6,6 +6,7 @@ The score is the geometric mean of the benchmark medians (lower is better). Refe
 without a rank; every row carries its speedup over PyTorch where the board has a baseline (of its device), and
 its SOL: the geometric mean over the benchmarks of roofline time over measured time (grader/perf/roofline.py),
 a fraction of the device's own measured ceilings, so `by="sol"` ranks an H100 and an H200 result on one board.
+A submission an admin hid (the web judge's moderation, grader/web/) is on no board.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def boards(
     scored = [
         s
         for s in storage.list_submissions(
-            problem=problem, status=Status.ACCEPTED, mode="submit", device=device, db_url=db_url
+            problem=problem, status=Status.ACCEPTED, mode="submit", device=device, on_boards=True, db_url=db_url
         )
         if s.score_us and (track is None or s.track == track or kind_of(s.user) == "baseline")
     ]

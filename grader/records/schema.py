@@ -1,4 +1,5 @@
-"""The database tables that keep every graded submission, and the grading jobs of the workers (SQLAlchemy Core).
+"""The database tables that keep every graded submission, the grading jobs of the workers, and the web judge's
+accounts, sessions, API tokens and verdict signatures (grader/web/; SQLAlchemy Core).
 
 Alembic revisions in grader/records/migrations/versions/ create and change these tables; a change here needs a new
 revision (`tests/test_storage.py` checks that the migrated schema matches these definitions).
@@ -17,6 +18,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
     true,
 )
 
@@ -46,6 +48,8 @@ submissions = Table(
     Column("output_tail", Text, nullable=False, server_default=""),  # what the run printed, bounded
     Column("time_limit_s", Float),  # the wall-clock limit the run had
     Column("profile", JSON),  # grader/profile's Profile of one benchmark call (submit --profile), else null
+    Column("public", Boolean, nullable=False, server_default=false()),  # the web judge shows it to everyone
+    Column("hidden_reason", Text),  # set by an admin: left off the leaderboards, and why
     Index("ix_submissions_board", "problem", "device_name", "status", "mode"),
     Index("ix_submissions_user", "user"),
 )
@@ -110,5 +114,50 @@ grading_jobs = Table(  # one row per job sent to the Celery workers (grader/scal
     Column("enqueued_at", DateTime(timezone=True)),
     Column("started_at", DateTime(timezone=True)),
     Column("finished_at", DateTime(timezone=True)),
+    Column("source_sha256", String(64)),  # duplicate-submission detection (grader/web/quotas.py)
+    Column("stage", String(16)),  # what the embedded worker is doing: compile, run, check
     Index("ix_grading_jobs_queue_state", "queue", "state"),
+    Index("ix_grading_jobs_user", "user", "enqueued_at"),
+)
+
+users = Table(  # the web judge's accounts (grader/web/accounts.py)
+    "users",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(64), nullable=False, unique=True),  # = submissions.user of their submissions
+    Column("password_hash", String(200), nullable=False),  # argon2id; "" : cannot log in with a password
+    Column("is_admin", Boolean, nullable=False, server_default=false()),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+api_tokens = Table(  # shown once when made; only their sha256 is kept
+    "api_tokens",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", Integer, ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("label", String(100), nullable=False),
+    Column("token_sha256", String(64), nullable=False, unique=True),
+    Column("prefix", String(16), nullable=False),  # the token's first characters, to tell tokens apart
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("last_used_at", DateTime(timezone=True)),
+    Column("revoked_at", DateTime(timezone=True)),
+)
+
+web_sessions = Table(  # a browser's login; the cookie holds the token, the table its sha256
+    "web_sessions",
+    metadata,
+    Column("token_sha256", String(64), primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)
+
+verdict_signatures = Table(  # the judge's Ed25519 signature of a stored verdict (grader/web/signing.py)
+    "verdict_signatures",
+    metadata,
+    Column("submission_id", String(64), primary_key=True),
+    Column("key_id", String(64), nullable=False),
+    Column("document", Text, nullable=False),  # the signed document: verdict and attestation, canonical JSON
+    Column("signature", String(200), nullable=False),  # base64
+    Column("signed_at", DateTime(timezone=True), nullable=False),
 )

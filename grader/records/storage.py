@@ -142,15 +142,19 @@ def list_submissions(
     mode: str | None = None,
     device: str | None = None,
     limit: int | None = None,
+    on_boards: bool = False,
     db_url: str | None = None,
 ) -> list[Summary]:
-    """Stored submissions matching every filter given, newest first."""
+    """Stored submissions matching every filter given, newest first; `on_boards`: none an admin hid from the
+    leaderboards (grader/web/)."""
     columns = [submissions.c[f.name] for f in fields(Summary)]
     query = select(*columns).order_by(submissions.c.created_at.desc(), submissions.c.id.desc()).limit(limit)
     filters = {"user": user, "problem": problem, "status": status, "mode": mode, "device_name": device}
     for column, wanted in filters.items():
         if wanted is not None:
             query = query.where(submissions.c[column] == wanted)
+    if on_boards:
+        query = query.where(submissions.c.hidden_reason.is_(None))
     rows = transact(lambda connection: connection.execute(query).all(), db_url)
     return [Summary(**{**row._mapping, "created_at": _utc(row.created_at)}) for row in rows]
 

@@ -1,5 +1,5 @@
 """Sending jobs to the grading workers and waiting for their verdicts: what `grader enqueue`,
-`grader submit --remote` and a training loop use.
+`grader submit --workers` and a training loop use.
 
     from grader.scale.client import enqueue, wait_for
     job = Job(problem="softmax", track="cuda", filename="k.cu", source=text, user="run-17")
@@ -26,7 +26,7 @@ from grader.scale.job_table import DONE, FAILED, QUEUED
 from grader.scale.jobs import Job
 from grader.toolchain import default_track
 
-DEFAULT_WAIT_S = 3600.0  # how long --wait (and so `grader submit --remote`) waits for a verdict by default
+DEFAULT_WAIT_S = 3600.0  # how long --wait (and so `grader submit --workers`) waits for a verdict by default
 
 
 class RequestError(Exception):

@@ -27,6 +27,7 @@ from grader.scale.jobs import Job
 
 DB_RETRY_S = 600  # how long a finished grading keeps trying to reach the database
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+LOCAL_QUEUE = "local"  # the web judge's embedded queue (grader/web/job_queue.py), never sent to the broker
 T = TypeVar("T")
 log = get_task_logger("kerneljudge.worker")
 
@@ -82,6 +83,7 @@ def mark(job: Job, queue: str, db_url: str | None, **values) -> None:
                     "worker": "",
                     "enqueued_at": now(),
                     "payload": json.dumps(job.to_dict()),
+                    "source_sha256": job.source_sha256,
                     **values,
                 }
             )
@@ -143,12 +145,15 @@ def counts(db_url: str | None = None) -> dict[str, dict[str, int]]:
 
 
 def unfinished(db_url: str | None = None, patience_s: float = 30) -> list:
-    """The queued and running jobs: job_id, queue, state, enqueued_at, started_at, payload."""
+    """The queued and running jobs of the broker's queues: job_id, queue, state, enqueued_at, started_at, payload.
+    (Not the web judge's embedded queue, LOCAL_QUEUE: its own worker takes those from the table.)"""
 
     def read(connection: Connection):
         columns = ("job_id", "queue", "state", "enqueued_at", "started_at", "payload")
         return connection.execute(
-            select(*(grading_jobs.c[name] for name in columns)).where(grading_jobs.c.state.in_([QUEUED, RUNNING]))
+            select(*(grading_jobs.c[name] for name in columns)).where(
+                grading_jobs.c.state.in_([QUEUED, RUNNING]), grading_jobs.c.queue != LOCAL_QUEUE
+            )
         ).all()
 
     return retrying(lambda: _in_transaction(read, db_url), patience_s)

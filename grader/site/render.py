@@ -1,16 +1,19 @@
 """Render the static site from the database: index.html, problems/<slug>.html, submissions/<id>.html, style.css.
 
-Links are relative, so the folder can be served (`grader serve`) or opened from disk; nothing is fetched from
-the network.
+Links are relative, so the folder can be served (`grader serve --static`) or opened from disk; nothing is fetched
+from the network. The web judge (grader/web/) renders the same problem and submission pages per request, with its
+own templates first on the search path (its base.html adds the accounts' links).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 
 import grader
 from grader.judge import run_phases
@@ -35,9 +38,13 @@ def _time(us: float | None, unit: timing.Unit | None = None) -> str:
     return (unit or timing.unit_for([us])).format(us, suffix=True)
 
 
-def _environment() -> Environment:
+def environment(first: Path | None = None, finalize: Callable[[Any], Any] | None = None) -> Environment:
+    """The site's templates and filters; `first`: a folder of templates searched before the site's own,
+    `finalize`: applied to every value a template prints (the web judge's neutralises text-direction controls)."""
+    folders = [FileSystemLoader(HERE / "templates")]
     env = Environment(
-        loader=FileSystemLoader(HERE / "templates"),
+        loader=ChoiceLoader([FileSystemLoader(first), *folders]) if first else folders[0],
+        finalize=finalize,
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -66,7 +73,7 @@ def _environment() -> Environment:
 
 def render_site(out: Path, db_url: str | None = None) -> list[Path]:
     """Write the whole site under `out`; returns the pages written."""
-    env = _environment()
+    env = environment()
     problems = {p.slug: p for p in order.ordered(load_all())}  # the learning path (problems/ORDER)
     boards = {slug: leaderboard.boards(slug, db_url=db_url) for slug in problems}
     sol_boards = {slug: leaderboard.boards(slug, db_url=db_url, by="sol") for slug in problems}
@@ -91,15 +98,15 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
     stored = [s for s in loaded if s is not None]  # listed, then gone: rows are never deleted, but no lock is held
     env.globals["doubts"] = {s.verdict.submission_id: timing.doubts(s.verdict) for s in stored}
     for slug, problem in problems.items():
-        pages[Path("problems", f"{slug}.html")] = _problem_page(
+        pages[Path("problems", f"{slug}.html")] = problem_page(
             env,
             problem,
-            [_track_views(b, db_url) for b in boards[slug]],
+            [track_views(b, db_url) for b in boards[slug]],
             [s for s in everything if s.problem == slug][:RECENT],
-            [_track_views(b, db_url) for b in sol_boards[slug]],
+            [track_views(b, db_url) for b in sol_boards[slug]],
         )
     for one in stored:
-        pages[Path("submissions", f"{one.verdict.submission_id}.html")] = _submission_page(
+        pages[Path("submissions", f"{one.verdict.submission_id}.html")] = submission_page(
             env, one, problems.get(one.verdict.problem)
         )
 
@@ -120,7 +127,7 @@ def tracks_of(entries: list[leaderboard.Entry]) -> list[str]:
     return [t for t in TRACKS if t in found] + sorted(found - set(TRACKS))
 
 
-def _track_views(board: leaderboard.Board, db_url: str | None) -> list[tuple[str, leaderboard.Board]]:
+def track_views(board: leaderboard.Board, db_url: str | None) -> list[tuple[str, leaderboard.Board]]:
     """A board as the site lists it: ("all", the board), then, where it has more than one track, each track's own
     board (leaderboard.boards(track=...): each user's best in that track, ranked among that track; the baseline
     stays). Not the all-tracks rows filtered: a user's best there may be in another track, and its rank counts
@@ -136,12 +143,14 @@ def _track_views(board: leaderboard.Board, db_url: str | None) -> list[tuple[str
     return views
 
 
-def _problem_page(
+def problem_page(
     env: Environment,
     problem: Problem,
     boards: list[list[tuple[str, leaderboard.Board]]],
     recent: list[storage.Summary],
     sol_boards: list[list[tuple[str, leaderboard.Board]]],
+    template: str = "problem.html",
+    **extra: Any,
 ) -> str:
     path = problem.statement_path
     statement = path.read_text() if path.is_file() else "*This problem has no statement yet.*"
@@ -151,7 +160,7 @@ def _problem_page(
         for b in problem.benchmarks_for(track):
             flops, nbytes = problem.work(b.sizes)
             benchmarks.append({"track": track, "name": b.name, "sizes": b.sizes, "flops": flops, "bytes": nbytes})
-    return env.get_template("problem.html").render(
+    return env.get_template(template).render(
         root="../",
         problem=problem,
         statement=text.markdown(statement),
@@ -163,13 +172,16 @@ def _problem_page(
         sol_boards=sol_boards,
         submissions=recent,
         submission_tracks=[t for t in TRACKS if any(s.track == t for s in recent)],
+        **extra,
     )
 
 
-def _submission_page(env: Environment, stored: storage.Stored, problem: Problem | None) -> str:
+def submission_page(
+    env: Environment, stored: storage.Stored, problem: Problem | None, template: str = "submission.html", **extra: Any
+) -> str:
     verdict = stored.verdict
     chart = charts.benchmarks_svg(verdict.benchmarks, verdict.submission_id) if verdict.benchmarks else ""
-    return env.get_template("submission.html").render(
+    return env.get_template(template).render(
         root="../",
         stored=stored,
         problem=problem,
@@ -177,6 +189,7 @@ def _submission_page(env: Environment, stored: storage.Stored, problem: Problem 
         roofline=charts.roofline_svg(verdict.benchmarks, verdict.submission_id),
         profile=_profile(verdict.profile),
         source=text.code(stored.source, LANGUAGES.get(verdict.track, "text"), line_numbers=True),
+        **extra,
     )
 
 

@@ -1,5 +1,5 @@
-"""`grader serve`'s server: the site, rendered again whenever the database changed, from a folder that goes away
-with the server.
+"""`grader serve --static`'s server: the static site, rendered again whenever the database changed, from a folder
+that goes away with the server.
 
 A request first asks the LiveSite whether the database changed (at most once per CHECK_INTERVAL_S, one small
 query: the newest stored row), and the site is rendered again before the request is answered, so a submission
