@@ -12,13 +12,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
-from grader.verdict import units as timing
-from grader.verdict.status import Status
 from grader.problems import order, starter
 from grader.problems.spec import SpecError, load_all, load_problem
 from grader.problems.tracks import device
 from grader.records import leaderboard, storage
 from grader.site import render
+from grader.verdict import units as timing
+from grader.verdict.status import Status
 from grader.web import display, job_queue, submitting, verdicts
 from grader.web.accounts import User
 from grader.web.auth import config, session_user
