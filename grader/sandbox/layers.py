@@ -18,6 +18,7 @@ ALWAYS = ("process group", "rlimits", "scrubbed environment", "watchdog (wall cl
 UID = "fresh uid per run"
 NETWORK = "network namespace"
 MOUNTS = "read-only mounts, private /tmp"
+MINIMAL_ROOT = "minimal root"  # in force with MOUNTS, for a run whose Limits name a View
 IPC = "IPC namespace"
 PID = "PID namespace"
 KEYRING = "session keyring"
