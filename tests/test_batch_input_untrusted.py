@@ -78,6 +78,7 @@ def test_a_known_slug_in_the_working_folder_is_still_the_problems_own(mini_probl
         ("../outside.cpp", "no `..`"),
         ("sub/../../outside.cpp", "no `..`"),
         ("", "never by an absolute path"),
+        ("k\u0000.cpp", "a NUL character"),
     ],
 )
 def test_a_manifest_path_outside_its_folder_is_a_usage_error(mini_problem, tmp_path, file, why):

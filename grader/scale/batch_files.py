@@ -42,7 +42,7 @@ class Reader:
         the grader itself."""
         if os.geteuid() != 0:
             return cls(None)
-        uid = path.lstat().st_uid
+        uid = path.stat().st_uid  # the operator named it: a link to it is the operator's, the batch is its target's
         if uid == 0:
             return cls(None)
         return cls(uid, frozenset(_groups_of(uid)))
@@ -63,6 +63,8 @@ class Reader:
 
 def confined(relative: str) -> PurePosixPath:
     """A manifest's "file" as a path below the manifest's folder; ValueError for an absolute one or a `..`."""
+    if "\0" in relative:
+        raise ValueError(f"{relative!r}: a NUL character in a file name")
     path = PurePosixPath(relative)
     if not relative or path.is_absolute():
         raise ValueError(f"{relative!r}: a file is named relative to the manifest's folder, never by an absolute path")
