@@ -259,3 +259,31 @@ def test_the_compile_cannot_read_or_quote_host_files(tmp_path, monkeypatch):
     assert not build.ok
     assert "No such file or directory" in build.log
     assert not hostname or hostname not in build.log
+
+
+@pytest.mark.gpu
+@needs_mounts
+def test_the_cuda_worker_sees_the_driver_and_its_devices_and_no_host_library(look):
+    tools = detect()
+    flags = tuple(compiler.submission_flags("cuda", tools))
+    view = runtime_libraries.worker_view("cuda", binaries.worker("cuda"), flags, tools.cuda_lib_dir)
+    assert any(os.path.basename(f).startswith("libcuda.so") for f in view.files), view
+    assert any(d.startswith("/dev/nvidiactl") for d in view.devices), view
+    said = answers(
+        look,
+        view,
+        "dl:libcuda.so.1",
+        "dl:libcudart.so." + next(f for f in view.files if "libcudart.so." in f).rsplit("libcudart.so.", 1)[1],
+        "rd:/dev/nvidiactl",
+        "ls:/sys/bus/pci/devices",
+        "rd:/etc/passwd",
+        f"dl:{a_host_library_outside(view)}",
+    )
+    assert said["dl:libcuda.so.1"] == "yes", said
+    assert all(v == "yes" for k, v in said.items() if k.startswith("dl:libcudart")), said
+    assert said["rd:/dev/nvidiactl"] != "no: No such file or directory", said
+    assert said["ls:/sys/bus/pci/devices"] == "yes", said
+    assert said["rd:/etc/passwd"] == "no: No such file or directory"
+    assert next(v for k, v in said.items() if k.startswith("dl:/")).endswith(
+        "cannot open shared object file: No such file or directory"
+    )
