@@ -150,3 +150,16 @@ def test_the_owners_rights_are_the_permission_bits_for_that_user():
     assert not reader.may(stat((0o100040, 0, 0, 1, 0, 51, 0, 0, 0, 0)), 4)
     assert reader.may(stat((0o040001, 0, 0, 1, 0, 0, 0, 0, 0, 0)), 1)  # a folder others may enter
     assert batch_files.Reader(None).may(stat((0o100000, 0, 0, 1, 0, 0, 0, 0, 0, 0)), 4)  # the grader's own rights
+
+
+def test_a_queued_job_or_a_warm_request_naming_a_folder_is_refused_unimported(mini_problem, tmp_path, monkeypatch):
+    from grader.scale import jobs, warm_worker
+
+    folder, mark = hostile_problem(tmp_path)
+    with pytest.raises(ValueError, match="a job names a problem by its slug"):
+        jobs.Job(problem=str(folder), track="cpu", filename="k.cpp", source=SOURCE)
+    monkeypatch.chdir(tmp_path)  # _grade moves into the client's folder
+    request = {"problem": str(folder), "filename": "k.cpp", "track": "cpu", "mode": "test", "cwd": str(tmp_path)}
+    answer = warm_worker._grade(request, connection=None, log=lambda _said: None)  # type: ignore[arg-type]
+    assert "a problem is named by its slug" in answer["usage_error"]
+    assert not mark.exists()
