@@ -240,6 +240,7 @@ def test_nothing_the_program_writes_can_be_run_or_loaded(look):
         "dl:/dev/shm/copy",
         "wr:/usr/copy",
         "wr:/copy",
+        "wr:/dev/null",
         "ex:./look",
     )
     assert said["wr:./copy"] == said["wr:/tmp/copy"] == said["wr:/dev/shm/copy"] == "yes"
@@ -248,6 +249,7 @@ def test_nothing_the_program_writes_can_be_run_or_loaded(look):
     assert "failed to map segment from shared object" in said["dl:/dev/shm/copy"]
     assert said["wr:/usr/copy"] == said["wr:/copy"] == "no: Read-only file system"
     assert said["ex:./look"] == "yes", "the grader's own programs stay executable"
+    assert said["wr:/dev/null"] == "yes", "a device on the read-only root is still written to"
 
 
 @needs_mounts

@@ -50,21 +50,20 @@ class ViewError(RuntimeError):
     """The minimal root's contents could not be found on this host: the judge's failure, not the submission's."""
 
 
-def loader_libraries(programs: list[Path], library_path: str = "") -> list[str]:
-    """Every library the loader would map for these trusted programs (ldd), the loader itself included."""
-    found: set[str] = set()
-    for program in programs:
-        env = {"PATH": "/usr/bin:/bin", **({"LD_LIBRARY_PATH": library_path} if library_path else {})}
-        try:
-            said = subprocess.run(
-                ["ldd", str(program)], capture_output=True, text=True, env=env, timeout=LOADER_TIMEOUT_S
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise ViewError(f"could not list the libraries of {program}: {error}") from None
-        if said.returncode != 0 or "not found" in said.stdout:
-            raise ViewError(f"the loader cannot resolve the libraries of {program}: {said.stdout}{said.stderr}")
-        found |= set(parse_ldd(said.stdout))
-    return sorted(found)
+def loader_libraries(programs: list[Path], library_path: str = "", *, strict: bool = True) -> list[str]:
+    """Every library the loader would map for these trusted programs (ldd), the loader itself included. A
+    library the loader cannot find is an error when `strict`, else left out (the driver's graphics libraries
+    need toolkits a compute host lacks; CUDA never loads them)."""
+    env = {"PATH": "/usr/bin:/bin", **({"LD_LIBRARY_PATH": library_path} if library_path else {})}
+    try:
+        said = subprocess.run(
+            ["ldd", *map(str, programs)], capture_output=True, text=True, env=env, timeout=LOADER_TIMEOUT_S
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise ViewError(f"could not list the libraries of {', '.join(map(str, programs))}: {error}") from None
+    if strict and (said.returncode != 0 or "not found" in said.stdout):
+        raise ViewError(f"the loader cannot resolve every library of these programs: {said.stdout}{said.stderr}")
+    return sorted(set(parse_ldd(said.stdout)))
 
 
 def parse_ldd(text: str) -> list[str]:
@@ -99,7 +98,8 @@ def worker_view(track: str, worker: Path, compile_argv: tuple[str, ...], library
         return views.cpu_worker(libraries)
     driver = driver_libraries(_ldconfig())
     if driver:
-        libraries = sorted({*libraries, *loader_libraries([Path(p) for p in driver], library_path)})
+        needed = loader_libraries([Path(p) for p in driver], library_path, strict=False)
+        libraries = sorted({*libraries, *needed})
     return views.cuda_worker(libraries, driver, nvidia_devices())
 
 
