@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from grader import settings
-from grader.sandbox import views
+from grader.sandbox import docker_gpu, views
 
 PROBE_SOURCE = """\
 #include <cmath>
@@ -41,7 +41,6 @@ extern "C" double kerneljudge_probe(int n) {
 }
 """
 NO_AS_NEEDED = {"g++": ["-Wl,--no-as-needed"], "nvcc": ["-Xlinker", "--no-as-needed"]}
-DRIVER_LIBRARY = re.compile(r"^(libcuda\.so|libnvidia-[\w.-]*\.so)")
 _LDD_PATH = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)")
 LOADER_TIMEOUT_S = 60
 
@@ -72,11 +71,13 @@ def parse_ldd(text: str) -> list[str]:
 
 
 def driver_libraries(ldconfig_output: str) -> list[str]:
-    """The NVIDIA driver's user-space libraries listed in `ldconfig -p`'s output, by path."""
+    """The NVIDIA driver's 64-bit user-space libraries listed in `ldconfig -p`'s output, by the path the loader
+    finds them at (the prefixes the container's GPU access binds: grader.sandbox.docker_gpu)."""
     found = []
     for line in ldconfig_output.splitlines():
-        name, _, path = line.strip().partition(" => ")
-        if DRIVER_LIBRARY.match(name) and path.startswith("/"):
+        name, _, rest = line.strip().partition(" (")
+        kind, _, path = rest.partition(") => ")
+        if name.startswith(docker_gpu.DRIVER_LIBRARIES) and ("x86-64" in kind or "64bit" in kind):
             found.append(path.strip())
     return sorted(set(found))
 
