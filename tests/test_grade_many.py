@@ -198,7 +198,7 @@ def test_manifest_gives_users_and_problems(problems):
             json.dumps(line)
             for line in [
                 {"problem": PROBLEM, "file": "subs/k.cpp", "user": "ann"},
-                {"problem": PROBLEM, "file": str(problems / "subs" / "k.cpp"), "user": "ben"},
+                {"problem": PROBLEM, "file": "./subs/k.cpp", "user": "ben"},
             ]
         )
         + "\n"

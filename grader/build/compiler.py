@@ -28,7 +28,7 @@ from grader.build.cache import cache_root
 from grader.build.runner import build_runner
 from grader.problems import tracks
 from grader.problems.spec import Problem
-from grader.sandbox import base
+from grader.sandbox import base, runtime_libraries
 from grader.sandbox import local as sandbox
 from grader.sandbox.docker_command import INSIDE
 from grader.toolchain import Toolchain, detect
@@ -162,7 +162,7 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
         outcome = run(
             ["sh", "-c", f'exec "$@" > {LOG_FILE} 2>&1', "sh", *flags, "-o", "lib.so", shim_name],
             workdir,
-            limits=COMPILE_LIMITS,
+            limits=COMPILE_LIMITS if in_container else _with_compile_view(tools),
             uid=uid,
             env={"PATH": "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"},
         )
@@ -194,6 +194,13 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
         return Build(True, cached, log, False, time.monotonic() - started, _refusal(cached))
     finally:
         sandbox.remove_workdir(workdir)
+
+
+def _with_compile_view(tools: Toolchain) -> sandbox.Limits:
+    """COMPILE_LIMITS in a root that shows the toolchain and nothing of the host's own files (no /etc, /home,
+    /root, /opt, /var), so no diagnostic can quote them (grader.sandbox.views)."""
+    compilers = tuple(c for c in (tools.gxx, tools.nvcc) if c)
+    return dataclasses.replace(COMPILE_LIMITS, view=runtime_libraries.compile_view(compilers))
 
 
 def _check_python(problem: Problem, source: bytes, filename: str, track: str) -> Build:

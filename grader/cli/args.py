@@ -31,14 +31,14 @@ PROBLEM = typer.Argument(..., help="The problem (see: grader list).", autocomple
 
 def problem(slug: str) -> Problem:
     """The problem named `slug`; an unknown name is a usage error that lists the known ones."""
-    from grader.problems.spec import SpecError, list_slugs, load_problem
+    from grader.problems.spec import SpecError, list_slugs, load_slug
 
     known = list_slugs()
     if slug not in known:
         listed = ", ".join(known) or "none (is KERNELJUDGE_PROBLEMS right?)"
         raise usage_error(f"unknown problem {slug!r}; the known problems are: {listed} (see: grader list)")
     try:
-        return load_problem(slug)
+        return load_slug(slug)
     except SpecError as error:
         raise usage_error(str(error))
 

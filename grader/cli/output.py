@@ -5,12 +5,18 @@ Text from outside the grader (compiler diagnostics, the program's output, messag
 printed as plain text: never read as Rich markup (`output[i]` stays `output[i]`) and never re-wrapped (gcc's
 caret lines keep their columns). A table too wide for the terminal drops its optional columns, least useful
 first, so the essential ones (a benchmark's name and median) are always whole.
+
+Nothing printed to a terminal carries a control character that came in as text: a user's name, a file name, a
+program's output or a source can hold terminal escapes (ESC, CSI), other C0 and C1 controls or bidi overrides,
+and the consoles here drop them from every piece of text they write (`terminal_safe`), keeping newlines and
+tabs; the consoles' own colours are written after that, from styles. JSON output escapes them (json.dumps).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +24,7 @@ import typer
 from rich import box
 from rich.console import Console
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -30,8 +37,30 @@ try:  # recent typer carries its own copy of click, and parses with that one
 except ImportError:  # typer before the copy
     from click import get_current_context  # type: ignore[no-redef]
 
-console = Console(highlight=False)
-errors = Console(stderr=True, highlight=False)
+# C0 controls but tab and newline, DEL, C1 controls, and the bidi marks, embeddings, overrides and isolates.
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` without the characters a terminal would act on rather than show (UNSAFE)."""
+    return UNSAFE.sub("", text)
+
+
+class SafeConsole(Console):
+    """A rich Console that writes every piece of text through terminal_safe. It filters where rich turns its
+    segments into output (Console._render_buffer), the one place that sees all of them, whatever renderable
+    (table cell, Syntax, Text, markup) they came from; rich's own control segments (cursor moves of a
+    progress bar) and the styles' escape codes pass."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(terminal_safe(segment.text), segment.style, segment.control)
+            for segment in buffer
+        )
+
+
+console = SafeConsole(highlight=False)
+errors = SafeConsole(stderr=True, highlight=False)
 
 STATUS_STYLE = {
     Status.ACCEPTED: "bold green",

@@ -221,10 +221,10 @@ def show_submission(
 
 
 def _time_limit(slug: str) -> float | None:
-    from grader.problems.spec import SpecError, load_problem
+    from grader.problems.spec import SpecError, load_slug
 
     try:
-        return load_problem(slug).time_limit_s
+        return load_slug(slug).time_limit_s
     except SpecError:  # a problem since removed: the verdict is still shown
         return None
 

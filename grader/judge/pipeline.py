@@ -38,7 +38,7 @@ from grader.problems.spec import Problem, SizeSet, describe_sizes
 from grader.problems.tracks import device, is_python
 from grader.run import binaries, python_interpreter, python_layout, request, supervised
 from grader.run import inputs as gen
-from grader.sandbox import base, container
+from grader.sandbox import base, container, runtime_libraries, views
 from grader.sandbox import local as sandbox
 from grader.toolchain import detect
 from grader.verdict.model import BenchmarkResult, TestResult, Verdict, geometric_mean, output_tail, summary_test
@@ -201,7 +201,7 @@ def _run_harness(
                 library_name,
                 workdir,
                 sandbox_run=run,
-                limits=_limits(tests_limit_s, track, cases),
+                limits=_limits(tests_limit_s, track, cases, _worker_view(track, run)),
                 uid=uid,
                 env=env,
                 track=track,
@@ -243,8 +243,28 @@ def _new_python_run_folder(problem: Problem, source: Path, cases: list[request.C
     return uid, workdir
 
 
-def _limits(tests_limit_s: float, track: str, cases: list[request.Case]) -> sandbox.Limits:
+def _worker_view(track: str, run: container.Backend) -> views.View | None:
+    """The minimal root of a compiled worker in the local sandbox (docs/security.md); None where the view stays
+    the host's, read-only: the Python tracks (their interpreter and frameworks) and the container (its image)."""
+    if is_python(track) or base.in_container(run):
+        return None
+    tools = detect()
+    try:
+        return runtime_libraries.worker_view(
+            track,
+            binaries.worker(track, run),
+            tuple(compiler.submission_flags(track, tools)),
+            tools.cuda_lib_dir if track == "cuda" else "",
+        )
+    except runtime_libraries.ViewError as error:
+        raise supervised.JudgeError(f"the worker's minimal root could not be found on this host: {error}") from None
+
+
+def _limits(
+    tests_limit_s: float, track: str, cases: list[request.Case], view: views.View | None = None
+) -> sandbox.Limits:
     return sandbox.Limits(
+        view=view,
         wall_s=_wall_limit_s(tests_limit_s, track, cases),
         memory_bytes=HARNESS_MEMORY,
         address_space_bytes=HARNESS_MEMORY if device(track) == "cpu" else None,  # CUDA reserves far more than it uses

@@ -8,16 +8,14 @@ replaces the problem and runs `grader calibrate SLUG` and `grader selftest SLUG`
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from grader.problems import solutions
-from grader.problems.spec import problems_root
+from grader.problems.spec import SLUG, problems_root
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PROBLEM_FILES = ("problem.yaml", "statement.md", "reference.py")
 SOLUTION_FILES = ("01_naive.cpp", "01_naive.cu")
-SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
 class ScaffoldError(Exception):

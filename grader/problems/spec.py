@@ -10,6 +10,7 @@ returns the broken ones' errors beside the good ones, so one broken problem hide
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -241,6 +242,19 @@ def load_problem(slug_or_path: str | Path) -> Problem:
         )
     reference_file.check(problem.folder / "reference.py")
     return problem
+
+
+SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")  # a problem's name: lowercase letters, digits, inner dashes
+
+
+def load_slug(name: object) -> Problem:
+    """The problem a job names: a slug of a problem under problems_root() and nothing else. A folder path, a
+    name with `/` or `..`, or an unknown slug is a SpecError, so that no job can make the grader import a
+    reference.py from a folder of its choosing."""
+    if not isinstance(name, str) or not SLUG.fullmatch(name) or name not in list_slugs():
+        known = ", ".join(list_slugs()) or "none"
+        raise SpecError(f"unknown problem {str(name)[:200]!r}: a problem is named by its slug (known: {known})")
+    return load_problem(problems_root() / name)
 
 
 def list_slugs() -> list[str]:

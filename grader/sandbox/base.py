@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from grader.sandbox.views import View
+
 OUTPUT_TAIL = 8192  # bytes of stdout and of stderr an Outcome keeps
 # Who a run is to libraries that ask the environment before the password database (getpass.getuser(): PyTorch
 # and Triton name their caches with it): the sandbox's uid has no entry there, and asking it raises.
@@ -32,6 +34,7 @@ class Limits:
     inodes: int = 1 << 16  # files and folders in the working directory
     processes: int = 256  # processes and threads
     cpus: tuple[int, ...] | None = None  # the run's CPU set (None: the grader's own affinity)
+    view: View | None = None  # a minimal root showing only this of the host (None: the host, read-only)
 
 
 @dataclass

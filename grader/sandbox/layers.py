@@ -11,13 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.sandbox import cgroups, namespaces, syscalls, uids, workspace
+from grader.sandbox import cgroups, minimal_root, namespaces, syscalls, uids, views, workspace
 from grader.sandbox.base import Limits
 
 ALWAYS = ("process group", "rlimits", "scrubbed environment", "watchdog (wall clock, file sizes)")
 UID = "fresh uid per run"
 NETWORK = "network namespace"
 MOUNTS = "read-only mounts, private /tmp"
+MINIMAL_ROOT = "minimal root"  # for a run whose Limits name a View: only that of the host (minimal_root.py)
 IPC = "IPC namespace"
 PID = "PID namespace"
 KEYRING = "session keyring"
@@ -109,7 +110,9 @@ def probe() -> tuple[Layer, ...]:
     if not workspace.is_root():
         found.append(Layer(NETWORK, not (why := _try(namespaces.unprivileged_network)), why))
         reason = "the grader is not root"
-        found += [Layer(name, False, reason) for name in (UID, MOUNTS, IPC, PID, WORKDIR, *CGROUP.values())]
+        found += [
+            Layer(name, False, reason) for name in (UID, MOUNTS, MINIMAL_ROOT, IPC, PID, WORKDIR, *CGROUP.values())
+        ]
         found.append(Layer(KEYRING, not (why := _try(syscalls.join_new_session_keyring)), why))
         return tuple(found)
     with tempfile.TemporaryDirectory(dir=workspace.runs_base()) as scratch:  # not under /tmp, which gets masked
@@ -118,10 +121,16 @@ def probe() -> tuple[Layer, ...]:
             syscalls.unshare(syscalls.CLONE_NEWNS)
             namespaces.private_mounts(Path(scratch), proc=False, mqueue=False)
 
+        def root() -> None:
+            syscalls.unshare(syscalls.CLONE_NEWNS)
+            syscalls.mount(None, "/", None, syscalls.MS_REC | syscalls.MS_PRIVATE, None, "make mounts private")
+            minimal_root.enter(views.View("probe", devices=("/dev/null",)), Path(scratch), proc=False, mqueue=False)
+
         steps: dict[str, Callable[[], object]] = {
             UID: _uid_leases,
             NETWORK: lambda: _try(lambda: syscalls.unshare(syscalls.CLONE_NEWNET)),
             MOUNTS: lambda: _try(mounts),
+            MINIMAL_ROOT: lambda: _try(root),
             IPC: lambda: _try(lambda: syscalls.unshare(syscalls.CLONE_NEWIPC)),
             PID: lambda: _try(_pid_namespace),
             KEYRING: lambda: _try(syscalls.join_new_session_keyring),

@@ -28,6 +28,7 @@ from grader.sandbox.base import RUN_USER_ENV, Limits, Outcome
 from grader.sandbox.cgroups import RunCgroup
 from grader.sandbox.layers import probe_isolation
 from grader.sandbox.procfs import owner as _owner
+from grader.sandbox.views import View
 from grader.sandbox.watch import Check, OutputTail, Watchdog, feed_stdin
 from grader.sandbox.workspace import is_root, new_workdir, remove_workdir, runs_base
 
@@ -86,6 +87,7 @@ def run(
         processes=limits.processes if uid is not None else limits.processes + _user_process_count(),
         network=layers.NETWORK in found,
         mounts=layers.MOUNTS in found,
+        root=limits.view if layers.MOUNTS in found and layers.MINIMAL_ROOT in found else None,
         ipc=layers.IPC in found,
         pid=layers.PID in found and layers.MOUNTS in found,
         keyring=layers.KEYRING in found,
@@ -102,7 +104,7 @@ def run(
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=_clean_env(workdir, env),
+            env=_clean_env(workdir, env, plan.root),
             preexec_fn=namespaces.preexec(plan),
             close_fds=True,
             pass_fds=pass_fds,
@@ -161,19 +163,22 @@ def _isolation(plan: namespaces.Plan, cgroup: RunCgroup, bounded: bool) -> list[
     for name, on in (
         (layers.NETWORK, plan.network),
         (layers.MOUNTS, plan.mounts),
+        (f"{layers.MINIMAL_ROOT} ({plan.root.name})" if plan.root else "", plan.root is not None),
         (layers.IPC, plan.ipc),
         (layers.PID, plan.pid),
         (layers.KEYRING, plan.keyring),
         (layers.WORKDIR, bounded),
     ):
-        if on:
+        if on and name:
             used.append(name)
     used += [layers.CGROUP[name] for name in cgroup.folders]
     return used
 
 
-def _clean_env(workdir: Path, env: dict[str, str] | None) -> dict[str, str]:
-    return {
+def _clean_env(workdir: Path, env: dict[str, str] | None, view: View | None) -> dict[str, str]:
+    """The run's whole environment; in a minimal root, the loader told where the view's libraries are (there
+    is no /etc/ld.so.cache in it)."""
+    clean = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(workdir),
         "TMPDIR": str(workdir),
@@ -181,6 +186,10 @@ def _clean_env(workdir: Path, env: dict[str, str] | None) -> dict[str, str]:
         **RUN_USER_ENV,
         **(env or {}),
     }
+    found = view.library_path() if view is not None else ""
+    if found:
+        clean["LD_LIBRARY_PATH"] = ":".join(p for p in (found, clean.get("LD_LIBRARY_PATH", "")) if p)
+    return clean
 
 
 def _checks(pgid: int, workdir: Path, limits: Limits, cgroup: RunCgroup) -> list[tuple[int, Check]]:

@@ -1,10 +1,11 @@
 """What the local sandbox's child does between fork and exec: namespaces, mounts, limits, identity.
 
 As root, in this order: a session of its own; into the run's cgroups; new network, mount, IPC and PID
-namespaces (each where the machine has it); then, for the PID namespace, two trusted helpers (below); every
-mount read-only, the working directory (a bounded tmpfs) the one writable place that outlives the run,
-private tmpfs on /tmp, /var/tmp and /dev/shm, a /proc of the new PID namespace that shows only the run's own
-processes, a /dev/mqueue of the new IPC namespace; rlimits; the run's uid; a new session keyring; no new
+namespaces (each where the machine has it); then, for the PID namespace, two trusted helpers (below); where
+the run's Limits name a View and the machine allows it, a minimal root that shows only that of the host (grader.sandbox.minimal_root),
+else every mount read-only; either way the working directory (a bounded tmpfs) the one writable place that
+outlives the run, private tmpfs on /tmp, /var/tmp and /dev/shm, a /proc of the new PID namespace that shows
+only the run's own processes, a /dev/mqueue of the new IPC namespace; rlimits; the run's uid; a new session keyring; no new
 privileges, and death with the parent. Not root: a user namespace that maps only the grader's uid, for a
 network namespace.
 
@@ -25,10 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.sandbox import syscalls
+from grader.sandbox import minimal_root, syscalls
 from grader.sandbox.base import Limits
 from grader.sandbox.cgroups import RunCgroup
 from grader.sandbox.syscalls import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER
+from grader.sandbox.views import View
 
 PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/dev/shm")
 TMPFS_OPTIONS = "size=64m,mode=1777"
@@ -52,6 +54,7 @@ class Plan:
     processes: int  # RLIMIT_NPROC
     network: bool = False
     mounts: bool = False
+    root: View | None = None  # with mounts: a minimal root that shows only this of the host
     ipc: bool = False
     pid: bool = False
     keyring: bool = False
@@ -81,7 +84,9 @@ def preexec(plan: Plan) -> Callable[[], None]:
             fork_helpers()
             _report_pid(plan.report_fd)
         _oom_score(1000)
-        if plan.mounts:
+        if plan.mounts and plan.root is not None:
+            minimal_root.enter(plan.root, plan.workdir, proc=plan.pid, mqueue=plan.ipc)
+        elif plan.mounts:
             private_mounts(plan.workdir, proc=plan.pid, mqueue=plan.ipc)
         _rlimits(plan.limits, plan.processes)
         if plan.uid is not None:

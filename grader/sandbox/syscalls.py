@@ -11,15 +11,24 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
+    1,
+    2,
+    4,
+    8,
+    32,
+    4096,
+    16384,
+    1 << 18,
+)
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
 KEYCTL_GET_KEYRING_ID, KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR = 0, 1, 7
 KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
 AT_RECURSIVE, MOUNT_ATTR_RDONLY = 0x8000, 0x1
-_NUMBERS = {  # syscall numbers: keyctl, mount_setattr
-    "x86_64": {"keyctl": 250, "mount_setattr": 442},
-    "aarch64": {"keyctl": 219, "mount_setattr": 442},
+_NUMBERS = {  # syscall numbers: keyctl, mount_setattr, pivot_root
+    "x86_64": {"keyctl": 250, "mount_setattr": 442, "pivot_root": 155},
+    "aarch64": {"keyctl": 219, "mount_setattr": 442, "pivot_root": 41},
 }
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -51,6 +60,11 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int, data:
 
 def umount(target: str, flags: int = 0) -> None:
     _check(_libc.umount2(target.encode(), flags), f"umount {target}")
+
+
+def pivot_root(new_root: str, put_old: str) -> None:
+    """Make `new_root` this mount namespace's root, the old one mounted at `put_old` (glibc has no wrapper)."""
+    _syscall("pivot_root", ctypes.c_char_p(new_root.encode()), ctypes.c_char_p(put_old.encode()))
 
 
 def read_only_recursive(target: str) -> None:

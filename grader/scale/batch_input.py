@@ -2,11 +2,15 @@
 
 INPUT is a folder of .cu/.cpp files (the problem is each file's parent folder name, or --problem) or a
 JSON-lines manifest, one `{"problem", "file", "user"}` object a line (optional "track", "mode",
-"time_limit_s"; a relative "file" is relative to the manifest's folder).
+"time_limit_s"; "file" is relative to the manifest's folder, and must lie in it).
 
-A file refused at intake (not UTF-8 text, a NUL byte, over the size limit: grader/scale/intake.py) or that
-cannot be read is reported and left out; the rest of the batch is graded. A malformed manifest line or an
-unknown problem is an InputError: the whole command stops before grading anything.
+The batch is untrusted input: a problem is named by its slug only (never a folder, whose reference.py the
+grader would import), and a file is opened inside the batch's folder through no symbolic link and with its
+owner's rights (grader/scale/batch_files.py). A file refused at intake (not UTF-8 text, a NUL byte, over the
+size limit: grader/scale/intake.py), a link, a file the owner could not read or one that cannot be read is
+reported and left out; the rest of the batch is graded. A malformed manifest line (an absolute path or a `..`
+among them), a problem named by anything but a known slug is an InputError: the whole command stops before
+grading anything.
 
 Job ids are derived from (output file, entry, problem, track, mode, user, time limit, source), so running the
 same command again finds the same ids, and a job whose verdict is in the output file or in the database is
@@ -17,18 +21,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from grader.problems.spec import SpecError, load_problem
+from grader.problems.spec import SLUG, SpecError, load_slug
 from grader.problems.tracks import TRACKS, device, track_of
-from grader.scale import intake, jobs
+from grader.scale import batch_files, jobs
 from grader.scale.intake import SourceError
 from grader.scale.jobs import Job
 from grader.toolchain import detect
 
+SUBMISSION_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".py")  # a .py file's track is told by its imports, once read
 STDOUT_KEY = "<stdout>"  # the place of the results in the job ids of a batch without --out
 
 
@@ -69,28 +75,42 @@ def collect(
 ) -> Batch:
     """The jobs named by a folder or a manifest, with notes on what was left out and why."""
     tracks = list(tracks or runnable_tracks())
+    if problem is not None:
+        _check_name(problem, "--problem")
     if input_path.is_dir():
         entries = _folder_entries(input_path, problem, mode, user, time_limit_s)
+        base = input_path
     elif input_path.is_file():
         entries = _manifest_entries(input_path, problem, mode, user, time_limit_s)
+        base = input_path.parent
     else:
         raise InputError(f"no such file or folder: {input_path}")
+    reader = batch_files.Reader.owner_of(input_path)
     batch, left_out = Batch([]), Counter[str]()
-    for entry, path, fields in entries:
-        if fields["track"] not in tracks:
+    for entry, relative, fields in entries:
+        if fields["track"] is not None and fields["track"] not in tracks:
             left_out[fields["track"]] += 1
             continue
         where = "" if input_path.is_dir() else f"{entry}: "  # a manifest's line; a folder's file names itself
         try:
-            source = intake.read_source(path)
-        except SourceError as error:
+            source = batch_files.read_source(base, relative, reader)
+        except (SourceError, batch_files.RefusedFile) as error:
             batch.refused.append(f"{where}{error}")
             continue
         except OSError as error:
-            batch.refused.append(f"{where}cannot read {path}: {error.strerror}")
+            batch.refused.append(f"{where}cannot read {base / relative}: {error.strerror}")
             continue
-        job = Job(source=source, filename=path.name, **fields)
-        batch.items.append(Item(Job(**{**job.to_dict(), "id": _stable_id(out, entry, job)}), str(path)))
+        track = fields["track"] or track_of(Path(relative.name), source.encode())  # a .py file: by its imports
+        if track is None:
+            if input_path.is_dir():
+                continue  # a .py file of neither framework: not a submission
+            raise InputError(f'{entry}: cannot tell the track of {relative.name} (give "track": {", ".join(TRACKS)})')
+        if track not in tracks:
+            left_out[track] += 1
+            continue
+        fields = {**fields, "track": track}
+        job = Job(source=source, filename=relative.name, **fields)
+        batch.items.append(Item(Job(**{**job.to_dict(), "id": _stable_id(out, entry, job)}), str(base / relative)))
     for track, count in sorted(left_out.items()):
         batch.notes.append(
             f"{count} {track}-track file(s) left out: this machine runs the "
@@ -100,26 +120,30 @@ def collect(
     return batch
 
 
-def _folder_entries(folder: Path, problem, mode, user, time_limit_s) -> Iterator[tuple[str, Path, dict]]:
+def _folder_entries(folder: Path, problem, mode, user, time_limit_s) -> Iterator[tuple[str, PurePosixPath, dict]]:
+    """The folder's submission files, walked without entering a linked folder; a linked file is listed, and
+    refused when it is opened (grader.scale.batch_files)."""
     files = sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file() and track_of(p) and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)
+        PurePosixPath(os.path.relpath(os.path.join(here, name), folder))
+        for here, _folders, names in os.walk(folder)
+        for name in names
+        if Path(name).suffix.lower() in SUBMISSION_SUFFIXES
     )
+    files = [p for p in files if not any(part.startswith((".", "_")) for part in p.parts)]
     if not files:
         raise InputError(f"{folder} holds no .cu, .cpp or Triton/CuPy .py file")
     for path in files:
         fields = {
-            "problem": problem or path.parent.name,
-            "track": track_of(path),
+            "problem": problem or _check_name(path.parent.name or folder.resolve().name, f"the folder of {path}"),
+            "track": _track_by_name(path),
             "mode": mode,
             "user": user,
             "time_limit_s": time_limit_s,
         }
-        yield str(path.resolve()), path, fields
+        yield str((folder / path).resolve()), path, fields
 
 
-def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s) -> Iterator[tuple[str, Path, dict]]:
+def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s) -> Iterator[tuple[str, PurePosixPath, dict]]:
     for number, line in enumerate(manifest.read_text().splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -130,13 +154,18 @@ def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s) -> Iter
             raise InputError(f"{where}: not JSON: {error.msg}")
         if not isinstance(record, dict) or "file" not in record:
             raise InputError(f'{where}: expected an object with "file" (and "problem", "user")')
-        path = Path(record["file"])
-        path = path if path.is_absolute() else manifest.parent / path
+        if not isinstance(record["file"], str):
+            raise InputError(f'{where}: "file" must be a path (text)')
+        try:
+            path = batch_files.confined(record["file"])
+        except ValueError as error:
+            raise InputError(f"{where}: {error}") from None
         chosen = record.get("problem") or problem
         if not chosen:
             raise InputError(f'{where}: no "problem" (give it in the line or with --problem)')
-        track = record.get("track") or track_of(path)
-        if track not in TRACKS:
+        _check_name(chosen, where)
+        track = record.get("track") or _track_by_name(path)
+        if (track is not None and track not in TRACKS) or (track is None and path.suffix.lower() != ".py"):
             raise InputError(f'{where}: cannot tell the track of {path.name} (give "track": {", ".join(TRACKS)})')
         fields = {
             "problem": chosen,
@@ -150,6 +179,11 @@ def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s) -> Iter
         yield f"{manifest.resolve()}:{number}", path, fields
 
 
+def _track_by_name(path: PurePosixPath) -> str | None:
+    """The track a file's name tells (.cu, .cpp); None for a .py file, whose imports tell it once it is read."""
+    return None if path.suffix.lower() == ".py" else track_of(Path(path.name))
+
+
 def _stable_id(out: Path | None, entry: str, job: Job) -> str:
     place = str(out.resolve()) if out is not None else STDOUT_KEY
     parts = [place, entry, job.problem, job.track, job.mode, job.user, repr(job.time_limit_s), job.source_sha256]
@@ -157,10 +191,17 @@ def _stable_id(out: Path | None, entry: str, job: Job) -> str:
     return jobs.id_from_hex(hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest())
 
 
+def _check_name(name: object, where: str) -> str:
+    """A problem's name as a job may give it: a slug (never a folder path), or an InputError saying where."""
+    if not isinstance(name, str) or not SLUG.fullmatch(name):
+        raise InputError(f"{where}: {str(name)[:200]!r} is not a problem's name: name a problem by its slug")
+    return name
+
+
 def _check_problems(items: list[Item]) -> None:
     for slug in sorted({item.job.problem for item in items}):
         try:
-            load_problem(slug)
+            load_slug(slug)
         except SpecError as error:
             raise InputError(str(error))
 

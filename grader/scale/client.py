@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from grader import settings
-from grader.problems.spec import SpecError, load_problem
+from grader.problems.spec import SpecError, load_slug
 from grader.problems.tracks import TRACKS, device, track_of
 from grader.scale import intake, job_table, jobs
 from grader.scale.celery_app import redacted_broker_url, send
@@ -52,7 +52,7 @@ def job_for_file(
 ) -> Job:
     """The job that grades FILE for PROBLEM, its source checked at intake; RequestError when it cannot be."""
     try:
-        load_problem(problem)
+        load_slug(problem)
     except SpecError as error:
         raise RequestError(str(error))
     if mode not in jobs.MODES:

@@ -18,7 +18,7 @@ class SourceError(ValueError):
 def validate_source(data: bytes, name: str) -> str:
     """The text of a submission's bytes, or a SourceError: not UTF-8, a NUL byte, or over MAX_SOURCE_BYTES."""
     if len(data) > MAX_SOURCE_BYTES:
-        raise SourceError(f"{name}: {_too_big(len(data))}")
+        raise SourceError(f"{name}: {too_big(len(data))}")
     nul = data.find(b"\0")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
@@ -38,9 +38,9 @@ def read_source(path: str | os.PathLike) -> str:
     with open(path, "rb") as f:
         data = f.read(MAX_SOURCE_BYTES + 1)  # never more: a 50 GB file is refused, not read
         if len(data) > MAX_SOURCE_BYTES:
-            raise SourceError(f"{os.fspath(path)}: {_too_big(os.fstat(f.fileno()).st_size)}")
+            raise SourceError(f"{os.fspath(path)}: {too_big(os.fstat(f.fileno()).st_size)}")
     return validate_source(data, os.fspath(path))
 
 
-def _too_big(size: int) -> str:
+def too_big(size: int) -> str:
     return f"{size:,} bytes; a source may be at most {MAX_SOURCE_BYTES:,} bytes (1 MiB)"

@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 
 from grader.build import compiler
 from grader.judge import pipeline
-from grader.problems.spec import load_problem
+from grader.problems.spec import SLUG, load_slug
 from grader.problems.tracks import TRACKS
 from grader.records import storage
 from grader.records.schema import submissions
@@ -48,7 +48,7 @@ def id_from_hex(digest: str) -> str:
 
 @dataclass(frozen=True)
 class Job:
-    problem: str  # a slug under grader.problems.spec.problems_root()
+    problem: str  # a slug under grader.problems.spec.problems_root(), never a path (load_slug refuses one)
     track: str  # one of grader.problems.tracks.TRACKS
     filename: str  # the submission's own file name (compile diagnostics name it)
     source: str  # the submission's text
@@ -58,6 +58,8 @@ class Job:
     id: str = field(default_factory=new_id)
 
     def __post_init__(self):
+        if not isinstance(self.problem, str) or not SLUG.fullmatch(self.problem):
+            raise ValueError(f"{str(self.problem)[:200]!r} is not a problem's name: a job names a problem by its slug")
         if self.track not in TRACKS:
             raise ValueError(f"unknown track {self.track!r} (tracks: {', '.join(TRACKS)})")
         if self.mode not in MODES:
@@ -91,7 +93,7 @@ class Job:
 
 def run_job(job: Job) -> dict:
     """Grade one job: the verdict JSON, its submission_id the job id. Raises only for a broken problem spec."""
-    problem = load_problem(job.problem)
+    problem = load_slug(job.problem)
     verdict = pipeline.grade(
         problem,
         job.source_bytes,
@@ -107,7 +109,7 @@ def run_job(job: Job) -> dict:
 
 def compile_job(job: Job) -> dict:
     """Build the job's library into the build cache (so run_job later finds it): {"ok", "cached", "seconds"}."""
-    build = compiler.build_submission(load_problem(job.problem), job.source_bytes, job.filename, job.track)
+    build = compiler.build_submission(load_slug(job.problem), job.source_bytes, job.filename, job.track)
     return {"ok": build.ok, "cached": build.cached, "seconds": round(build.seconds, 3)}
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from grader import settings
 from grader.judge import job_request
-from grader.problems.spec import SpecError, load_problem
+from grader.problems.spec import SpecError, load_slug
 from grader.records import storage
 from grader.run.supervised import JudgeError
 from grader.scale import warm_wire
@@ -182,7 +182,7 @@ def _grade(request: dict, connection: socket.socket, log: Log) -> dict:
     what = f"{request['problem']} {request['filename']} ({request['track']} track, {request['mode']})"
     try:
         os.chdir(request["cwd"])  # a relative --db or setting means what it means in the client's folder
-        problem = load_problem(request["problem"])
+        problem = load_slug(request["problem"])  # a slug only: never a folder of the client's
     except (SpecError, OSError) as error:
         log(f"{what}: usage error: {error}")
         return {"usage_error": str(error)}

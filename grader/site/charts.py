@@ -1,14 +1,21 @@
 """Charts for the site as inline SVG, drawn with matplotlib (no pyplot state, no JavaScript): leaderboards,
 benchmark medians, and a submission's roofline (grader/perf/roofline.py's ceilings, recovered from its results).
 
-Text and axes are drawn in `currentColor`, so a chart follows the page's light or dark colours.
+Text and axes are drawn in `currentColor`, so a chart follows the page's light or dark colours. Labels are
+text, never mathtext or TeX (a user named `$\\frac{a}{$` is drawn as written), and a chart that still fails to
+draw is left out of its page with a logged warning: one chart never takes a page, or the site, down.
 """
 
 from __future__ import annotations
 
+import functools
+import html
 import io
+import logging
 import math
 import re
+from collections.abc import Callable
+from typing import ParamSpec
 
 import matplotlib
 from matplotlib.axes import Axes
@@ -28,6 +35,24 @@ TICKS_125_DECADES = 3  # a time axis over more decades than this gets one tick a
 LABEL_CHAR_PT = 6.0  # a roofline label's width per character, 10 pt text
 LABEL_LINE_PT = 13.0  # and its height
 
+log = logging.getLogger(__name__)
+Args = ParamSpec("Args")
+
+
+def _or_no_chart(draw: Callable[Args, str]) -> Callable[Args, str]:
+    """`draw` with every label plain text; '' and a logged warning where it fails all the same."""
+
+    @functools.wraps(draw)
+    def drawn(*args: Args.args, **kwargs: Args.kwargs) -> str:
+        try:
+            with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):  # labels as written
+                return draw(*args, **kwargs)
+        except Exception as error:  # any failure of matplotlib's: the page goes on without this chart
+            log.warning("chart %s left out: %s: %s", draw.__name__, type(error).__name__, error)
+            return ""
+
+    return drawn
+
 
 def _svg(figure: Figure, key: str, label: str) -> str:
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": key}):
@@ -37,7 +62,8 @@ def _svg(figure: Figure, key: str, label: str) -> str:
     svg = svg[svg.index("<svg") :].replace(INK, "currentColor")
     svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
     svg = re.sub(r'<g id="[^"]*"', "<g", svg)  # group ids repeat from chart to chart on one page
-    svg = re.sub(r'width="[\d.]+pt" height="[\d.]+pt"', f'class="chart" role="img" aria-label="{label}"', svg, count=1)
+    named = f'class="chart" role="img" aria-label="{html.escape(label)}"'
+    svg = re.sub(r'width="[\d.]+pt" height="[\d.]+pt"', lambda _size: named, svg, count=1)
     return re.sub(r"font-family: *[^;\"']*", "font-family: inherit", svg)
 
 
@@ -80,6 +106,7 @@ def _legend(axes) -> None:
     axes.legend(loc="lower right", bbox_to_anchor=(1, 1), fontsize=11, frameon=False, labelcolor=INK, borderaxespad=0.2)
 
 
+@_or_no_chart
 def leaderboard_svg(board: Board) -> str:
     """The board's scores as bars on a log axis, against the physical floor of the score."""
     entries = board.entries[:MAX_BARS]
@@ -101,6 +128,7 @@ def leaderboard_svg(board: Board) -> str:
     return _svg(figure, f"board-{board.problem}-{board.device}", f"leaderboard of {board.problem} on {board.device}")
 
 
+@_or_no_chart
 def benchmarks_svg(benchmarks: list[BenchmarkResult], key: str) -> str:
     """Each benchmark's median with its interquartile range, and its physical floor as a tick."""
     figure, axes = _figure(len(benchmarks))
@@ -138,6 +166,7 @@ def label_shifts(points: list[tuple[float, float]], widths: list[float], line: f
     return shifts
 
 
+@_or_no_chart
 def roofline_svg(benchmarks: list[BenchmarkResult], key: str) -> str:
     """The device's measured roofline (copy bandwidth; FP32 FMA and SGEMM rates) with each benchmark as a point at
     its arithmetic intensity (problem FLOPs / bytes) and achieved GFLOP/s; '' where no ceiling is known."""

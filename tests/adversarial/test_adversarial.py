@@ -73,6 +73,8 @@ ENV_SECRET = "kerneljudge-env-secret-51d2"
 # Fixtures that connect to the suite's listeners name port 47111; the suite listens on an ephemeral port and grades
 # each source with that number put in its place, so two runs on one host never collide.
 FIXTURE_PORT = b"47111"
+TORCH_LIB_MARKER = b"KERNELJUDGE_HOST_TORCH_LIB"  # fixtures that load host libraries look in this folder
+REPO_PARENT_MARKER = b"KERNELJUDGE_REPO_PARENT"  # fixtures that read host files look in this folder
 PORT = 0  # the listeners' port, chosen by the kernel when the suite starts (sentinels)
 ESCAPE_NAME = "kerneljudge-escape"
 # Where an escaped write would land (fixtures name their files kerneljudge-escape*).
@@ -266,8 +268,19 @@ def _tcp_listener(family: int, address: str) -> _Listener | None:
 
 
 def _source_of(fixture) -> bytes:
-    """The fixture's source, with the listeners' port in place of the one it names."""
-    return fixture.path.read_bytes().replace(FIXTURE_PORT, str(PORT).encode())
+    """The fixture's source, with the listeners' port in place of the one it names, and the host paths it looks
+    for in place of their markers: the grader's own PyTorch libraries, the repository's parent folder."""
+    import torch
+
+    markers = {
+        FIXTURE_PORT: str(PORT).encode(),
+        TORCH_LIB_MARKER: str(Path(torch.__file__).parent / "lib").encode(),
+        REPO_PARENT_MARKER: str(REPO.parent).encode(),
+    }
+    source = fixture.path.read_bytes()
+    for marker, value in markers.items():
+        source = source.replace(marker, value)
+    return source
 
 
 def _unix_listener(path: Path) -> _Listener:
