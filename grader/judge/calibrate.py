@@ -142,7 +142,7 @@ def calibrate(
         arrays = {n: t.cpu() for n, t in check.make_inputs(problem, size_set, SEED, 0).items()}
         expected = check.reference_outputs(problem, size_set, arrays)
         inputs64 = check.reference_inputs(problem, size_set, arrays)
-        atol, rtol = problem.tolerances(size_set.sizes)
+        atol, rtol = problem.tolerances_for(size_set)
         for kind, named in answers(problem, inputs64, size_set.sizes).items():
             for name, answer in named.items():
                 worst, passes = _judge(answer, expected, atol, rtol)

@@ -370,7 +370,7 @@ def _where_it_stopped(lines: list[str]) -> str:
 
 def _check_case(problem: Problem, case: request.Case, out: Path) -> TestResult | None:
     size_set = case.size_set
-    atol, rtol = problem.tolerances(size_set.sizes)
+    atol, rtol = problem.tolerances_for(size_set)
     worst_abs = worst_rel = 0.0
     for draw in range(request.DRAWS_PER_TEST):
         try:
@@ -605,7 +605,7 @@ def _audit(problem: Problem, case: request.Case, out: Path) -> str:
         calls = [int(w) for w in record.split()]
     except ValueError:
         return "the audit record is malformed"
-    atol, rtol = problem.tolerances(case.size_set.sizes)
+    atol, rtol = problem.tolerances_for(case.size_set)
     for call in calls[: max(request.AUDITS_PER_BENCHMARK.values())]:
         try:
             got = check.read_call(problem, case.size_set, out, f"{case.name}.a{call}", only_outputs=True)
