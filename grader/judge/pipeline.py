@@ -38,7 +38,7 @@ from grader.judge.status import Status
 from grader.judge.verdict import BenchmarkResult, TestResult, Verdict, geometric_mean, output_tail, summary_test
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
-from grader.problems.tracks import device, is_python
+from grader.problems.tracks import cpu_environment, device, is_python
 from grader.run import binaries, python_interpreter, python_layout, request, supervised
 from grader.run import inputs as gen
 from grader.sandbox import base, container
@@ -189,7 +189,7 @@ def _run_harness(
         uid, workdir = _new_run_folder(((binaries.worker(track, run), "worker"), (library, "lib.so")))
         worker, library_name = ("./worker",), "lib.so"
     sizes = [[request.buffer_bytes(problem, p, c.size_set.sizes) for p in problem.pointer_params] for c in cases]
-    env = _python_env(workdir) if is_python(track) else _cuda_env(workdir) if track == "cuda" else {}
+    env = _python_env(workdir) if is_python(track) else _cuda_env(workdir) if track == "cuda" else cpu_environment()
     if in_container:
         env.pop("CUDA_VISIBLE_DEVICES", None)  # the container sees the one GPU it was given
     sampler = _sampler(track, cases)
