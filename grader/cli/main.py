@@ -60,6 +60,7 @@ def show(problem: str = args.PROBLEM):
     """The problem statement, signature, time limit, tests and benchmarks."""
     from rich.markdown import Markdown
 
+    from grader.problems import call_rules
     from grader.problems.spec import describe_sizes
 
     spec = args.problem(problem)
@@ -74,6 +75,7 @@ def show(problem: str = args.PROBLEM):
             ("Time limit", "bold"), f": {spec.time_limit_s:g} s for the tests; each benchmark adds its own budget"
         )
     )
+    output.console.print(Markdown("**Every call** (all problems)\n\n" + call_rules.as_markdown()))
     columns = [Column("test"), Column("sizes", wrap=True), Column("tracks"), Column("catches", wrap=True)]
     rows = [[t.name, describe_sizes(t.sizes), ", ".join(t.tracks), t.catches] for t in spec.tests]
     output.console.print(fitted_table(columns, rows, title="Tests"))

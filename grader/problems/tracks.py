@@ -27,11 +27,6 @@ DEVICES = {"cuda": "cuda", "cpu": "cpu", "triton": "cuda", "cupy": "cuda"}
 EXTENSIONS = {"cuda": ".cu", "cpu": ".cpp", "triton": ".py", "cupy": ".py"}
 LANGUAGES = {"cuda": "cuda", "cpu": "cpp", "triton": "python", "cupy": "python"}  # for highlighting the source
 CPU_THREADS = 4  # OpenMP threads of every CPU-track run (stated in `grader show`, the site and the README)
-CPU_THREADS_RULE = (
-    f"The CPU track runs OpenMP with {CPU_THREADS} threads on every host (OMP_NUM_THREADS and OMP_THREAD_LIMIT "
-    f"are {CPU_THREADS}): a `reduction(+:s)` keeps {CPU_THREADS} partial sums, whatever the machine's cores; "
-    "times depend on the machine, verdicts do not."
-)
 
 
 def cpu_environment() -> dict[str, str]:
