@@ -37,9 +37,10 @@ def test_the_readme_and_the_reduction_statements_state_the_thread_count():
         assert f"**{topic}" in readme
     assert f"OpenMP runs exactly {CPU_THREADS} threads on every host" in readme
     for slug in ("sum-reduction", "prefix-sum"):
-        assert f"OpenMP runs exactly {CPU_THREADS} threads on every host" in (
-            REPO / "problems" / slug / "statement.md"
-        ).read_text()
+        assert (
+            f"OpenMP runs exactly {CPU_THREADS} threads on every host"
+            in (REPO / "problems" / slug / "statement.md").read_text()
+        )
 
 
 def test_formulas_count_from_zero():

@@ -39,7 +39,9 @@ def _grade(path: Path, tmp_path: Path, pinned: bool) -> dict:
 
 
 @pytest.mark.skipif(shutil.which("taskset") is None, reason="taskset (util-linux) is not installed")
-@pytest.mark.parametrize("fixture,status", [("omp_float_reduction.cpp", "wrong_answer"), ("sees_fixed_threads.cpp", "accepted")])
+@pytest.mark.parametrize(
+    "fixture,status", [("omp_float_reduction.cpp", "wrong_answer"), ("sees_fixed_threads.cpp", "accepted")]
+)
 def test_the_same_file_gets_the_same_verdict_on_one_core_and_on_every_core(tmp_path, fixture, status):
     verdicts = [_grade(FIXTURES / fixture, tmp_path, pinned) for pinned in (True, False)]
     assert [v["status"] for v in verdicts] == [status, status], [v["message"] for v in verdicts]

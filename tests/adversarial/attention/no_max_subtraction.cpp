@@ -2,7 +2,7 @@
 // message: large_scores
 // Attention whose softmax skips the row maximum: exp(q.k / sqrt(d)) straight from the scores. With the usual
 // inputs (scores of a few units) it is as right as the honest one; on large_scores (scores past 88 in every
-// row, up to 230) expf overflows to inf and every output of such a row is inf/inf = NaN.
+// row, up to about 240) expf overflows to inf and every output of such a row is inf/inf = NaN.
 #include <cmath>
 #include <cstddef>
 #include <vector>
