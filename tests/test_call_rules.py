@@ -46,3 +46,12 @@ def test_the_readme_and_the_reduction_statements_state_the_thread_count():
 def test_formulas_count_from_zero():
     for statement in (REPO / "problems").glob("*/statement.md"):
         assert "=1}^" not in statement.read_text(), f"{statement}: a sum counts from 1"
+
+
+def test_the_site_problem_page_states_the_rules():
+    from grader.problems.spec import load_problem
+    from grader.site import render
+
+    page = render._problem_page(render._environment(), load_problem("sum-reduction"), [], [], [])
+    assert f"OpenMP runs exactly {CPU_THREADS} threads on every host" in page
+    assert "Scratch memory" in page and "4096-byte boundary" in page
