@@ -9,6 +9,7 @@ cheap: PyTorch, numpy, SQLAlchemy, the sandbox and the pipeline are imported by 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.text import Text
@@ -21,6 +22,9 @@ from grader.cli import web as cli_web
 from grader.cli.app import make_app
 from grader.cli.bytecode import keep_bytecode
 from grader.cli.output import Column, fitted_table
+
+if TYPE_CHECKING:
+    from grader.problems.spec import SizeSet
 
 keep_bytecode()
 app = make_app()
@@ -61,6 +65,7 @@ def show(problem: str = args.PROBLEM):
     """The problem statement, signature, time limit, tests and benchmarks."""
     from rich.markdown import Markdown
 
+    from grader.problems import call_rules
     from grader.problems.spec import describe_sizes
 
     spec = args.problem(problem)
@@ -75,14 +80,21 @@ def show(problem: str = args.PROBLEM):
             ("Time limit", "bold"), f": {spec.time_limit_s:g} s for the tests; each benchmark adds its own budget"
         )
     )
+    output.console.print(Markdown("**Every call** (all problems)\n\n" + call_rules.as_markdown()))
     columns = [Column("test"), Column("sizes", wrap=True), Column("tracks"), Column("catches", wrap=True)]
-    rows = [[t.name, describe_sizes(t.sizes), ", ".join(t.tracks), t.catches] for t in spec.tests]
+    rows = [[t.name, describe_sizes(t.sizes), ", ".join(t.tracks), _catches(t)] for t in spec.tests]
     output.console.print(fitted_table(columns, rows, title="Tests"))
     for track, sets in spec.benchmarks.items():
         rows = [[b.name, describe_sizes(b.sizes)] for b in sets]
         output.console.print(
             fitted_table([Column("benchmark"), Column("sizes", wrap=True)], rows, title=f"Benchmarks ({track})")
         )
+
+
+def _catches(size_set: SizeSet) -> str:
+    """What a test catches, and the allowance it loosens where it does (tolerance_scale)."""
+    scale = size_set.tolerance_scale
+    return size_set.catches + (f" (allowance: {scale:g} times the tolerance)" if scale != 1 else "")
 
 
 @app.command()

@@ -13,6 +13,8 @@ infinite):
 Since atol and rtol scale the allowance together, the figures give the range of scales s that separate them:
 s >= every admitted margin, s < every low-precision margin where it must fail, s < each null answer's largest
 margin. A scale of 1 inside that range is the proof; outside it, the proposal is the range's geometric middle.
+It also warns (a note) where the constraints let a size of `grid_axes` past the launch limit and no CUDA test
+goes there (grader/problems/launch_limits.py).
 """
 
 from __future__ import annotations
@@ -142,7 +144,7 @@ def calibrate(
         arrays = {n: t.cpu() for n, t in check.make_inputs(problem, size_set, SEED, 0).items()}
         expected = check.reference_outputs(problem, size_set, arrays)
         inputs64 = check.reference_inputs(problem, size_set, arrays)
-        atol, rtol = problem.tolerances(size_set.sizes)
+        atol, rtol = problem.tolerances_for(size_set)
         for kind, named in answers(problem, inputs64, size_set.sizes).items():
             for name, answer in named.items():
                 worst, passes = _judge(answer, expected, atol, rtol)
@@ -167,4 +169,5 @@ def calibrate(
     result.scale_high = min(low_margins + list(null_worst.values()), default=math.inf)
     if not any(s.reject_low_precision for s in sets) and any(r.kind == LOW for r in result.rows):
         result.notes.append("no size set is marked reject_low_precision: nothing shows reduced precision fails")
+    result.notes += [gap.message for gap in problem.launch_limit_gaps()]
     return result

@@ -35,7 +35,7 @@ from grader.build import compiler
 from grader.judge import check, run_phases
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
-from grader.problems.tracks import device, is_python
+from grader.problems.tracks import cpu_environment, device, is_python
 from grader.run import binaries, python_interpreter, python_layout, request, supervised
 from grader.run import inputs as gen
 from grader.sandbox import base, container, runtime_libraries, views
@@ -189,7 +189,7 @@ def _run_harness(
         uid, workdir = _new_run_folder(((binaries.worker(track, run), "worker"), (library, "lib.so")))
         worker, library_name = ("./worker",), "lib.so"
     sizes = [[request.buffer_bytes(problem, p, c.size_set.sizes) for p in problem.pointer_params] for c in cases]
-    env = _python_env(workdir) if is_python(track) else _cuda_env(workdir) if track == "cuda" else {}
+    env = _python_env(workdir) if is_python(track) else _cuda_env(workdir) if track == "cuda" else cpu_environment()
     if in_container:
         env.pop("CUDA_VISIBLE_DEVICES", None)  # the container sees the one GPU it was given
     sampler = _sampler(track, cases)
@@ -390,7 +390,7 @@ def _where_it_stopped(lines: list[str]) -> str:
 
 def _check_case(problem: Problem, case: request.Case, out: Path) -> TestResult | None:
     size_set = case.size_set
-    atol, rtol = problem.tolerances(size_set.sizes)
+    atol, rtol = problem.tolerances_for(size_set)
     worst_abs = worst_rel = 0.0
     for draw in range(request.DRAWS_PER_TEST):
         try:
@@ -625,7 +625,7 @@ def _audit(problem: Problem, case: request.Case, out: Path) -> str:
         calls = [int(w) for w in record.split()]
     except ValueError:
         return "the audit record is malformed"
-    atol, rtol = problem.tolerances(case.size_set.sizes)
+    atol, rtol = problem.tolerances_for(case.size_set)
     for call in calls[: max(request.AUDITS_PER_BENCHMARK.values())]:
         try:
             got = check.read_call(problem, case.size_set, out, f"{case.name}.a{call}", only_outputs=True)

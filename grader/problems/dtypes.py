@@ -11,8 +11,8 @@ A pointer parameter's `type` in problem.yaml is written as the CUDA track declar
 `const` marks an input, its absence an output. On the Python tracks each buffer is an array over the same
 device memory: a PyTorch tensor of the element's dtype (triton), or a CuPy array (cupy; CuPy has no bfloat16,
 so a bfloat16 buffer is its raw bits as uint16 there). On the CPU track both 16-bit types are their raw bits in a
-uint16_t (g++ 12 has no bfloat16 type and `_Float16` is not on every compiler the judge may use): the starter
-file carries the conversion helpers (`grader init`). A problem with a 16-bit buffer states its accumulation
+uint16_t (g++ 12 has no bfloat16 type; `_Float16`, which g++ 12 and later accept on x86-64, may be used on
+them after a memcpy): the starter file carries the conversion helpers (`grader init`). A problem with a 16-bit buffer states its accumulation
 (`accumulation:` in problem.yaml), e.g. "half products, float32 sums".
 """
 

@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from grader import settings
-from grader.problems import dtypes, expr, reference_file, tracks
+from grader.problems import dtypes, expr, launch_limits, reference_file, tracks
 from grader.problems.errors import SpecError as SpecError  # raised here and by reference_file; callers import it here
 from grader.problems.params import Distribution as Distribution  # re-exported: part of the spec
 from grader.problems.params import Param as Param
@@ -48,12 +48,23 @@ class SizeSet(_Strict):
     tracks: list[Device] = list(DEVICES)
     catches: str = ""
     reject_low_precision: bool = False  # `grader calibrate`: reduced-precision answers must fail here
+    # The allowance here is the tolerance's times this: for inputs that make every float32 answer less accurate
+    # (attention's backward pass on scores past 88, whose gradients grow with |Q|); `catches` says why.
+    tolerance_scale: float = Field(default=1.0, ge=1.0)
 
 
 class Tolerance(_Strict):
     atol: str | float
     rtol: str | float
     why: str = Field(min_length=1)
+
+
+class GridAxis(_Strict):
+    """A size a natural CUDA kernel maps onto a grid's y or z axis (grader/problems/launch_limits.py)."""
+
+    size: str  # a formula of the size parameters: "M", "B * H"
+    per_block: int = Field(default=1, ge=1)  # the most units of it one block of such a kernel covers
+    kernel: str = Field(min_length=1)  # that kernel, e.g. "the textbook grid dim3(ceil(N/32), ceil(M/32))"
 
 
 class Problem(_Strict):
@@ -72,6 +83,7 @@ class Problem(_Strict):
     tests: list[SizeSet] = Field(min_length=1)
     benchmarks: dict[Device, list[SizeSet]] = {}
     calibration: list[SizeSet] = []  # extra size sets `grader calibrate` tries (long reductions, cheap shapes)
+    grid_axes: list[GridAxis] = []  # sizes a natural kernel puts on a grid's y or z axis: tests must cross 65,535
     folder: Path = Field(exclude=True)
 
     @field_validator("signature")
@@ -94,6 +106,10 @@ class Problem(_Strict):
                     raise ValueError(f"shape of {p.name!r} uses unknown size {sorted(unknown)}")
         if not self.accumulation and self.half_precision:
             raise ValueError("accumulation: a problem with 16-bit buffers must state how products and sums are kept")
+        for axis in self.grid_axes:
+            unknown = expr.names_in(axis.size) - sizes
+            if unknown or not expr.names_in(axis.size):
+                raise ValueError(f"grid_axes: {axis.size!r} must be a formula of the sizes {sorted(sizes)}")
         inputs = {p.name for p in self.input_params}
         for name in self.inputs:
             if name not in inputs:
@@ -191,9 +207,27 @@ class Problem(_Strict):
     def tolerances(self, sizes: dict) -> tuple[float, float]:
         return expr.amount(self.tolerance.atol, sizes), expr.amount(self.tolerance.rtol, sizes)
 
+    def tolerances_for(self, size_set: SizeSet) -> tuple[float, float]:
+        """(atol, rtol) on this size set: the tolerance's, times the set's tolerance_scale."""
+        atol, rtol = self.tolerances(size_set.sizes)
+        return atol * size_set.tolerance_scale, rtol * size_set.tolerance_scale
+
     def work(self, sizes: dict) -> tuple[float, float]:
         """(floating-point operations, bytes that must cross device memory) for one call."""
         return expr.amount(self.flops, sizes), expr.amount(self.bytes, sizes)
+
+    def launch_limit_gaps(self) -> list[launch_limits.Gap]:
+        """The grid axes the constraints let past the launch limit where no CUDA test goes."""
+        tests = [t.sizes for t in self.tests if "cuda" in t.tracks]
+        starts = [dict.fromkeys(self.size_names, 1), *tests]
+        gaps = []
+        for axis in self.grid_axes:
+            if any(launch_limits.crosses(axis.size, axis.per_block, sizes) for sizes in tests):
+                continue
+            witness = launch_limits.allowed(self.constraints, axis.size, axis.per_block, starts)
+            if witness is not None:
+                gaps.append(launch_limits.Gap(axis.size, axis.per_block, witness))
+        return gaps
 
     @cached_property
     def reference_module(self) -> ModuleType:

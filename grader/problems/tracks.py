@@ -10,6 +10,10 @@ file it is written in, and how a track is told from a file.
 A problem's tests and benchmarks are written per device (`tracks: [cuda]` in problem.yaml): the Python tracks
 run the CUDA device's tests and benchmarks, so their verdicts and scores compare with the CUDA track's. A .py
 file's track follows what it imports (triton or cupy); `--track` overrides it.
+
+The CPU track runs OpenMP with CPU_THREADS threads on every host, however many cores it has: the number of
+threads decides how a `reduction(+:s)` splits a float sum, and so whether it passes the tolerance, so a verdict
+must not depend on the machine (times do).
 """
 
 from __future__ import annotations
@@ -22,6 +26,12 @@ PYTHON_TRACKS: tuple[str, ...] = ("triton", "cupy")
 DEVICES = {"cuda": "cuda", "cpu": "cpu", "triton": "cuda", "cupy": "cuda"}
 EXTENSIONS = {"cuda": ".cu", "cpu": ".cpp", "triton": ".py", "cupy": ".py"}
 LANGUAGES = {"cuda": "cuda", "cpu": "cpp", "triton": "python", "cupy": "python"}  # for highlighting the source
+CPU_THREADS = 4  # OpenMP threads of every CPU-track run (stated in `grader show`, the site and the README)
+
+
+def cpu_environment() -> dict[str, str]:
+    """What a CPU-track run's environment fixes: its OpenMP thread count, and a cap no call can raise."""
+    return {"OMP_NUM_THREADS": str(CPU_THREADS), "OMP_THREAD_LIMIT": str(CPU_THREADS)}
 
 
 def device(track: str) -> str:

@@ -18,7 +18,7 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 import grader
 from grader.judge import run_phases
 from grader.perf import roofline
-from grader.problems import order, starter
+from grader.problems import call_rules, order, starter
 from grader.problems.spec import DEVICES, Problem, load_all
 from grader.problems.tracks import LANGUAGES, TRACKS
 from grader.profile.model import Profile
@@ -165,6 +165,7 @@ def problem_page(
         problem=problem,
         statement=text.markdown(statement),
         signature=text.code(problem.prototype() + ";", "c"),
+        call_rules=text.markdown(call_rules.as_markdown()),
         benchmarks=benchmarks,
         starters=[(track, text.code(starter.starter(problem, track), LANGUAGES[track])) for track in TRACKS],
         boards=boards,

@@ -1,0 +1,57 @@
+"""The rules of every call (grader/problems/call_rules.py) state what the code makes true, and every place a
+newcomer reads says them: `grader show`, the site's problem page (through render) and the README."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from grader.cli.main import app
+from grader.problems import call_rules
+from grader.problems.tracks import CPU_THREADS
+from grader.run import request, supervised
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_figures_are_the_codes():
+    assert call_rules.ALIGN == supervised.ALIGN
+    rules = dict(call_rules.RULES)
+    assert request.DRAWS_PER_TEST == 2 and "twice per test" in rules["Many calls, one process"]
+    assert f"exactly {CPU_THREADS} threads" in rules["Threads (CPU track)"]
+    assert f"{supervised.ALIGN}-byte boundary" in rules["Alignment"]
+
+
+def test_grader_show_states_the_rules():
+    result = CliRunner().invoke(app, ["show", "sum-reduction"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for topic, _ in call_rules.RULES:
+        assert topic in result.output
+    assert f"OpenMP runs exactly {CPU_THREADS} threads on every host" in result.output
+
+
+def test_the_readme_and_the_reduction_statements_state_the_thread_count():
+    readme = (REPO / "README.md").read_text()
+    for topic, _ in call_rules.RULES:
+        assert f"**{topic}" in readme
+    assert f"OpenMP runs exactly {CPU_THREADS} threads on every host" in readme
+    for slug in ("sum-reduction", "prefix-sum"):
+        assert (
+            f"OpenMP runs exactly {CPU_THREADS} threads on every host"
+            in (REPO / "problems" / slug / "statement.md").read_text()
+        )
+
+
+def test_formulas_count_from_zero():
+    for statement in (REPO / "problems").glob("*/statement.md"):
+        assert "=1}^" not in statement.read_text(), f"{statement}: a sum counts from 1"
+
+
+def test_the_site_problem_page_states_the_rules():
+    from grader.problems.spec import load_problem
+    from grader.site import render
+
+    page = render._problem_page(render._environment(), load_problem("sum-reduction"), [], [], [])
+    assert f"OpenMP runs exactly {CPU_THREADS} threads on every host" in page
+    assert "Scratch memory" in page and "4096-byte boundary" in page
