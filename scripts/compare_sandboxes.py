@@ -23,7 +23,7 @@ from conftest import read_fixture  # noqa: E402
 
 from grader.build import compiler  # noqa: E402
 from grader.judge import pipeline  # noqa: E402
-from grader.problems.spec import load_problem  # noqa: E402
+from grader.problems.catalog import load_problem  # noqa: E402
 from grader.sandbox import container  # noqa: E402
 
 SANDBOXES = ("local", "docker")

@@ -31,7 +31,7 @@ from triton.runtime import interpreter
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from grader.judge import check
 from grader.problems import solutions
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 
 DEFAULT_MAX_WORK = 3_000_000
 # The interpreter's time grows with programs x loop steps, not with each dot's size: a tiled matmul or a flash

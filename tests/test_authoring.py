@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from grader.cli.main import app
 from grader.judge.selftest import selftest
 from grader.problems import solutions
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import MINI_PROBLEM as PROBLEM
 
-from grader.problems import spec
+from grader.problems import catalog
 from grader.scale import batch_files, batch_input
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,7 +68,7 @@ def test_a_known_slug_in_the_working_folder_is_still_the_problems_own(mini_probl
     hostile_problem(tmp_path)
     (tmp_path / "evil").rename(tmp_path / PROBLEM)
     monkeypatch.chdir(tmp_path)
-    assert spec.load_slug(PROBLEM).folder == spec.problems_root() / PROBLEM
+    assert catalog.load_slug(PROBLEM).folder == catalog.problems_root() / PROBLEM
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from grader.build import cache, compiler
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 
 SOFTMAX = r"""
 #include <cmath>

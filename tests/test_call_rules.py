@@ -49,9 +49,9 @@ def test_formulas_count_from_zero():
 
 
 def test_the_site_problem_page_states_the_rules():
-    from grader.problems.spec import load_problem
+    from grader.problems.catalog import load_problem
     from grader.site import render
 
-    page = render._problem_page(render._environment(), load_problem("sum-reduction"), [], [], [])
+    page = render.problem_page(render.environment(), load_problem("sum-reduction"), [], [], [])
     assert f"OpenMP runs exactly {CPU_THREADS} threads on every host" in page
     assert "Scratch memory" in page and "4096-byte boundary" in page

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from grader.judge import check, pipeline
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.verdict.model import TestResult as Result
 from grader.verdict.model import summary_test
 from grader.verdict.status import Status

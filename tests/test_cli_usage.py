@@ -18,8 +18,8 @@ from verdicts import verdict
 from grader import toolchain
 from grader.cli.main import app
 from grader.problems import solutions
-from grader.problems.spec import REPO_ROOT as REPO
-from grader.problems.spec import list_slugs
+from grader.problems.catalog import REPO_ROOT as REPO
+from grader.problems.catalog import list_slugs
 from grader.records import storage
 
 runner = CliRunner()
@@ -168,7 +168,7 @@ def test_shell_completion_knows_the_problems(monkeypatch):
 
 
 def test_show_states_the_time_limit():
-    from grader.problems.spec import load_problem
+    from grader.problems.catalog import load_problem
 
     result = runner.invoke(app, ["show", "softmax"])
     assert result.exit_code == 0, result.output

@@ -14,7 +14,7 @@ import pytest
 
 from grader.judge import pipeline
 from grader.perf import ceilings
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.verdict.status import Status
 
 NO_PEAKS = ceilings.Ceilings(None, None, None, None, None, "none (test)")

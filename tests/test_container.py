@@ -21,7 +21,7 @@ import pytest
 from conftest import fixture_params
 
 from grader.judge import pipeline
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.sandbox import container, docker_engine, docker_run
 from grader.sandbox import local as sandbox
 from grader.verdict.status import Status

@@ -20,7 +20,7 @@ import pytest
 from conftest import read_fixture
 
 from grader.build import compiler
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.run import binaries
 from grader.sandbox import container, docker_engine, docker_run
 from grader.sandbox import local as sandbox

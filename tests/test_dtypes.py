@@ -15,7 +15,8 @@ import torch
 from grader.build import runner as harness_build
 from grader.judge import check, pipeline
 from grader.problems import starter
-from grader.problems.spec import SpecError, load_problem
+from grader.problems.catalog import load_problem
+from grader.problems.spec import SpecError
 from grader.run import inputs as gen
 from grader.run import request
 from grader.verdict.status import Status

@@ -11,7 +11,7 @@ from conftest import fixture_params
 
 from grader.judge import pipeline
 from grader.problems import solutions
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.verdict.status import Status
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -24,7 +24,7 @@ from sqlalchemy import delete, func, select
 
 import grader
 from grader.judge import pipeline
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.records import storage
 from grader.records.schema import submissions
 from grader.scale import batch_input, grade_many, intake

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from grader.problems import expr, launch_limits
-from grader.problems.spec import SizeSet, SpecError, list_slugs, load_problem
+from grader.problems.catalog import list_slugs, load_problem
+from grader.problems.spec import SizeSet, SpecError
 
 
 @pytest.mark.parametrize("slug", list_slugs())

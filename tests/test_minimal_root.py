@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader.build import compiler
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.run import binaries
 from grader.sandbox import layers, local, runtime_libraries, views
 from grader.sandbox.base import Limits

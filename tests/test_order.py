@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from grader.cli.main import app
 from grader.problems import order
-from grader.problems.spec import REPO_ROOT, scan
+from grader.problems.catalog import REPO_ROOT, scan
 
 
 @dataclass

@@ -12,7 +12,7 @@ import pytest
 
 from grader.judge import pipeline
 from grader.perf import ceilings
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.verdict import sol
 from grader.verdict.status import Status
 

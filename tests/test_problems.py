@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from grader.build import python_check
 from grader.cli.main import app
 from grader.judge import check
-from grader.problems.spec import TRACKS, SpecError, load_all, load_problem
+from grader.problems.catalog import load_all, load_problem
+from grader.problems.spec import TRACKS, SpecError
 from grader.problems.tracks import EXTENSIONS, is_python
 from grader.toolchain import detect
 
@@ -138,7 +139,7 @@ def test_sizes_that_break_a_constraint_are_named(tmp_path):
 
 def test_loading_every_problem_does_not_import_torch():
     """`grader list`, `show` and `init` load specs; PyTorch (1.6 s to import) waits until a reference is used."""
-    code = "import sys; from grader.problems.spec import load_all; load_all(); print('torch' in sys.modules)"
+    code = "import sys; from grader.problems.catalog import load_all; load_all(); print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 

@@ -10,7 +10,7 @@ import pytest
 
 from grader.perf import roofline
 from grader.perf.ceilings import Ceilings
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.profile import ncu, parse, session, summary
 from grader.profile.model import Profile, schema_text
 

@@ -7,7 +7,7 @@ import pytest
 
 from grader.perf import baseline
 from grader.perf.timing import Timing
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.verdict.model import BenchmarkResult
 
 

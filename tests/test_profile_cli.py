@@ -151,7 +151,7 @@ def test_submit_profile_keeps_the_profile_and_retries_a_reference_outside_the_sa
 
     from grader.cli import grading
     from grader.perf.ceilings import Ceilings
-    from grader.problems.spec import load_problem
+    from grader.problems.catalog import load_problem
     from grader.profile import session
 
     problem = load_problem("softmax")

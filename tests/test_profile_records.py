@@ -106,7 +106,7 @@ def test_show_submission_prints_a_stored_profile(db):
     from pathlib import Path
 
     from grader.perf.ceilings import Ceilings
-    from grader.problems.spec import load_problem
+    from grader.problems.catalog import load_problem
     from grader.profile import session
 
     problem = load_problem("softmax")

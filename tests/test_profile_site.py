@@ -15,7 +15,7 @@ import static_site
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 from grader.perf.ceilings import Ceilings
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.profile import session
 from grader.records import storage
 from grader.site.render import render_site

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader.build import python_check
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.problems.tracks import track_of
 from grader.toolchain import detect
 from harness.python_frameworks import CupyFramework

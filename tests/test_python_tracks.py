@@ -14,7 +14,7 @@ import pytest
 
 from grader.build import python_check
 from grader.problems import starter
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.problems.tracks import track_of
 
 REPO = Path(__file__).resolve().parents[1]

@@ -252,7 +252,7 @@ def test_the_audit_hook_lets_the_jit_spawn_its_compilers_and_nothing_else(tmp_pa
 
 
 def test_the_call_layout_gives_solves_arguments_in_signature_order_and_each_size_sets_shapes():
-    from grader.problems.spec import load_problem
+    from grader.problems.catalog import load_problem
     from grader.run import python_layout
 
     problem = load_problem("softmax")
@@ -298,7 +298,7 @@ class _RecordingFramework:
 def test_a_calibration_call_makes_solves_arrays_before_its_first_event_as_a_call_does(monkeypatch):
     # The rest the supervisor calibrates with EMPTY must hold the Python time a CALL spends before its first event
     # (making solve's arrays): left out, an honest Triton call's clock bound sat 130 us over its claim (H100).
-    from grader.problems.spec import load_problem
+    from grader.problems.catalog import load_problem
     from grader.run import python_layout
     from harness import python_frameworks, python_worker
 

@@ -17,7 +17,7 @@ import static_site
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 from grader.judge import pipeline
-from grader.problems.spec import list_slugs, load_problem
+from grader.problems.catalog import list_slugs, load_problem
 from grader.records import leaderboard, storage
 from grader.site.render import render_site
 from grader.verdict.status import Status

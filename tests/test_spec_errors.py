@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.problems import spec
-from grader.problems.spec import SpecError, load_problem
+from grader.problems import catalog
+from grader.problems.catalog import load_problem
+from grader.problems.spec import SpecError
 
 
 def copy_problem(root: Path, slug: str = "matmul", mutate=None) -> Path:
     """A copy of a real problem's folder under `root`, its problem.yaml changed by `mutate` (a dict edit)."""
     folder = root / slug
-    shutil.copytree(spec.REPO_ROOT / "problems" / slug, folder)
+    shutil.copytree(catalog.REPO_ROOT / "problems" / slug, folder)
     if mutate:
         data = yaml.safe_load((folder / "problem.yaml").read_text())
         mutate(data)
@@ -162,17 +163,17 @@ def test_scan_returns_the_good_problems_and_the_errors_of_the_broken_ones(tmp_pa
     broken = copy_problem(tmp_path, "matmul", mutate=lambda d: d["tolerance"].update(rtol="1/0"))
     (tmp_path / "attention").mkdir()  # a folder without problem.yaml is not a problem: not an error either
 
-    problems, errors = spec.scan()
+    problems, errors = catalog.scan()
 
     assert [p.slug for p in problems] == ["softmax"]
     assert [str(broken / "problem.yaml") in str(e) and "tolerance.rtol" in str(e) for e in errors] == [True]
     with pytest.raises(SpecError):  # load_all stays strict: selftest and grade-many must not skip a problem
-        spec.load_all()
+        catalog.load_all()
 
 
 def test_every_problem_of_the_repository_loads_with_no_error(monkeypatch):
     monkeypatch.delenv("KERNELJUDGE_PROBLEMS", raising=False)
-    problems, errors = spec.scan()
+    problems, errors = catalog.scan()
     assert errors == [] and len(problems) >= 4
     assert all(callable(p.reference_module.reference) for p in problems)
 

@@ -19,7 +19,8 @@ import pytest
 import torch
 
 from grader.judge import check
-from grader.problems.spec import SizeSet, load_problem
+from grader.problems.catalog import load_problem
+from grader.problems.spec import SizeSet
 
 F32 = torch.float32
 LOG2E = torch.tensor(math.log2(math.e), dtype=F32)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from grader.cli.main import app
 from grader.judge import pipeline
 from grader.judge.calibrate import calibrate
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.verdict.status import Status
 
 SLUGS = ["gemm-fp16", "cross-entropy"]

@@ -11,7 +11,7 @@ import pytest
 
 from grader.judge import pipeline
 from grader.perf import stats, telemetry
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.run import request
 from grader.verdict.model import BenchmarkResult, Verdict, output_tail
 from grader.verdict.status import Status

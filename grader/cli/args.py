@@ -21,7 +21,7 @@ TRACK_METAVAR = "[cuda|cpu|triton|cupy]"
 
 def _complete_problem(incomplete: str) -> list[str]:
     """The problem names that start with what was typed (shell completion)."""
-    from grader.problems.spec import list_slugs
+    from grader.problems.catalog import list_slugs
 
     return [slug for slug in list_slugs() if slug.startswith(incomplete)]
 
@@ -31,7 +31,8 @@ PROBLEM = typer.Argument(..., help="The problem (see: grader list).", autocomple
 
 def problem(slug: str) -> Problem:
     """The problem named `slug`; an unknown name is a usage error that lists the known ones."""
-    from grader.problems.spec import SpecError, list_slugs, load_slug
+    from grader.problems.catalog import list_slugs, load_slug
+    from grader.problems.spec import SpecError
 
     known = list_slugs()
     if slug not in known:

@@ -22,7 +22,7 @@ PROBLEMS = typer.Argument(None, metavar="PROBLEM...", help="Problems (default: a
 
 
 def _specs(problems: list[str] | None):
-    from grader.problems.spec import load_all
+    from grader.problems.catalog import load_all
 
     return [args.problem(p) for p in problems] if problems else load_all()
 
@@ -71,7 +71,7 @@ def bench_solutions(
     db: str | None = DB,
 ):
     """Every rung of every ladder, graded and timed, next to PyTorch's time in the same run (and stored)."""
-    from grader.problems.spec import REPO_ROOT
+    from grader.problems.catalog import REPO_ROOT
     from grader.records import storage
     from grader.study import bench as benchmarks
 

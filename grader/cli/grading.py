@@ -70,7 +70,7 @@ def _source(spec: Problem, file: Path | None, reference: bool, track: str | None
 
 def recorded_user(spec: Problem, file: Path, user: str, reference: bool) -> str:
     """`ref:<file>` for a reference solution (asked for, or a file under solutions/<slug>/), else `user`."""
-    from grader.problems.spec import REPO_ROOT
+    from grader.problems.catalog import REPO_ROOT
 
     ladder = (REPO_ROOT / "solutions" / spec.slug).resolve()
     if reference or file.resolve().parent == ladder:

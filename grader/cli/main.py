@@ -33,8 +33,8 @@ app = make_app()
 @app.command("list")
 def list_problems(as_json: bool = typer.Option(False, "--json", help="Print a JSON list.")):
     """The problems along the learning path, with difficulty and tags (a broken problem is named on stderr)."""
+    from grader.problems.catalog import scan
     from grader.problems.order import ordered
-    from grader.problems.spec import scan
 
     problems, errors = scan()
     problems = ordered(problems)  # the learning path (problems/ORDER)

@@ -212,7 +212,7 @@ def _file(spec, file: Path | None, reference: bool) -> Path:
 
 
 def _in_ladder(spec, path: Path) -> bool:
-    from grader.problems.spec import REPO_ROOT
+    from grader.problems.catalog import REPO_ROOT
 
     return path.resolve().parent == (REPO_ROOT / "solutions" / spec.slug).resolve()
 

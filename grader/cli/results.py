@@ -64,7 +64,7 @@ def leaderboard_command(
     db: str | None = DB,
 ):
     """Each user's best accepted submission per device, ranked by score, with references and PyTorch marked."""
-    from grader.problems.spec import list_slugs
+    from grader.problems.catalog import list_slugs
     from grader.records import leaderboard, storage
 
     if problem not in list_slugs():
@@ -221,7 +221,8 @@ def show_submission(
 
 
 def _time_limit(slug: str) -> float | None:
-    from grader.problems.spec import SpecError, load_slug
+    from grader.problems.catalog import load_slug
+    from grader.problems.spec import SpecError
 
     try:
         return load_slug(slug).time_limit_s

@@ -17,8 +17,9 @@ def selftest(
 ):
     """Grade every reference solution (must be accepted) and every null answer (must be rejected)."""
     from grader.judge.selftest import selftest as run_selftest
+    from grader.problems.catalog import scan
     from grader.problems.order import ordered
-    from grader.problems.spec import SpecError, scan
+    from grader.problems.spec import SpecError
     from grader.toolchain import default_track
 
     broken: list[SpecError] = []

@@ -3,7 +3,7 @@
 Call it as
 
     from grader.judge.selftest import selftest
-    from grader.problems.spec import load_all
+    from grader.problems.catalog import load_all
     rows = selftest(load_all(), ["cpu"], progress=print)
     ok = all(row.ok for row in rows)
 

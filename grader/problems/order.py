@@ -32,7 +32,7 @@ def ordered(problems: Iterable[T], root: Path | None = None) -> list[T]:
     """`problems` (anything with .slug and .difficulty) along the learning path of `root` (default: the
     problems folder)."""
     if root is None:
-        from grader.problems.spec import problems_root
+        from grader.problems.catalog import problems_root
 
         root = problems_root()
     rank = {slug: i for i, slug in enumerate(read(root))}

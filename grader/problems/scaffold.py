@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.problems import solutions
-from grader.problems.spec import SLUG, problems_root
+from grader.problems.catalog import SLUG, problems_root
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PROBLEM_FILES = ("problem.yaml", "statement.md", "reference.py")

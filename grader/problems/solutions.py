@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.problems.spec import REPO_ROOT, problems_root
+from grader.problems.catalog import REPO_ROOT, problems_root
 from grader.problems.tracks import EXTENSIONS, track_of
 from grader.toolchain import default_track
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import grader
 import harness
+from grader.problems.catalog import REPO_ROOT, problems_root
 from grader.problems.solutions import root as solutions_root
-from grader.problems.spec import REPO_ROOT, Problem, SizeSet, problems_root
+from grader.problems.spec import Problem, SizeSet
 
 FILE_NAME = "call_layout.json"
 

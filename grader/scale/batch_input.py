@@ -27,7 +27,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.problems.spec import SLUG, SpecError, load_slug
+from grader.problems.catalog import SLUG, load_slug
+from grader.problems.spec import SpecError
 from grader.problems.tracks import TRACKS, device, track_of
 from grader.scale import batch_files, jobs
 from grader.scale.intake import SourceError

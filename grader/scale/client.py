@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from grader import settings
-from grader.problems.spec import SpecError, load_slug
+from grader.problems.catalog import load_slug
+from grader.problems.spec import SpecError
 from grader.problems.tracks import TRACKS, device, track_of
 from grader.scale import intake, job_table, jobs
 from grader.scale.celery_app import redacted_broker_url, send

@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 
 from grader.build import compiler
 from grader.judge import pipeline
-from grader.problems.spec import SLUG, load_slug
+from grader.problems.catalog import SLUG, load_slug
 from grader.problems.tracks import TRACKS
 from grader.records import storage
 from grader.records.schema import submissions
@@ -48,7 +48,7 @@ def id_from_hex(digest: str) -> str:
 
 @dataclass(frozen=True)
 class Job:
-    problem: str  # a slug under grader.problems.spec.problems_root(), never a path (load_slug refuses one)
+    problem: str  # a slug under grader.problems.catalog.problems_root(), never a path (load_slug refuses one)
     track: str  # one of grader.problems.tracks.TRACKS
     filename: str  # the submission's own file name (compile diagnostics name it)
     source: str  # the submission's text

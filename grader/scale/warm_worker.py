@@ -23,7 +23,8 @@ from pathlib import Path
 
 from grader import settings
 from grader.judge import job_request
-from grader.problems.spec import SpecError, load_slug
+from grader.problems.catalog import load_slug
+from grader.problems.spec import SpecError
 from grader.records import storage
 from grader.run.supervised import JudgeError
 from grader.scale import warm_wire

@@ -19,7 +19,8 @@ import grader
 from grader.judge import run_phases
 from grader.perf import roofline
 from grader.problems import call_rules, order, starter
-from grader.problems.spec import DEVICES, Problem, load_all
+from grader.problems.catalog import load_all
+from grader.problems.spec import DEVICES, Problem
 from grader.problems.tracks import LANGUAGES, TRACKS
 from grader.profile.model import Profile
 from grader.records import leaderboard, storage

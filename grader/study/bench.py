@@ -18,7 +18,8 @@ import torch
 from grader.judge import pipeline
 from grader.perf import baseline, in_process, stats, telemetry
 from grader.problems import solutions
-from grader.problems.spec import Problem, SizeSet, load_problem
+from grader.problems.catalog import load_problem
+from grader.problems.spec import Problem, SizeSet
 from grader.problems.tracks import device
 from grader.run import inputs as gen
 from grader.verdict.model import BenchmarkResult, Verdict, geometric_mean

@@ -29,7 +29,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from grader.problems import order, starter
-from grader.problems.spec import SpecError, load_all, load_problem
+from grader.problems.catalog import load_all, load_problem
+from grader.problems.spec import SpecError
 from grader.problems.tracks import TRACKS
 from grader.records import leaderboard, storage
 from grader.scale.intake import MAX_SOURCE_BYTES

@@ -19,7 +19,8 @@ import socket
 import threading
 
 from grader.judge import job_request
-from grader.problems.spec import SpecError, load_problem
+from grader.problems.catalog import load_problem
+from grader.problems.spec import SpecError
 from grader.records import storage
 from grader.scale import jobs
 from grader.scale.jobs import Job

@@ -13,7 +13,8 @@ from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from grader.problems import order, starter
-from grader.problems.spec import SpecError, load_all, load_problem
+from grader.problems.catalog import load_all, load_problem
+from grader.problems.spec import SpecError
 from grader.problems.tracks import device
 from grader.records import leaderboard, storage
 from grader.site import render

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader import toolchain
-from grader.problems.spec import SpecError, load_problem
+from grader.problems.catalog import load_problem
+from grader.problems.spec import SpecError
 from grader.problems.tracks import EXTENSIONS, TRACKS, device, track_of
 from grader.scale.intake import MAX_SOURCE_BYTES, SourceError, validate_source
 from grader.scale.jobs import MODES, Job

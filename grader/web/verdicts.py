@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from grader.problems.spec import SpecError, load_problem
+from grader.problems.catalog import load_problem
+from grader.problems.spec import SpecError
 from grader.records import storage
 from grader.records.leaderboard import kind_of
 from grader.records.schema import submissions, verdict_signatures

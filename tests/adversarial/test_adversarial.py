@@ -53,7 +53,7 @@ from conftest import REPO, fixture_params
 from grader.judge import pipeline
 from grader.verdict.status import Status
 from grader.problems import solutions
-from grader.problems.spec import load_problem
+from grader.problems.catalog import load_problem
 from grader.run import request
 from grader.sandbox import local as sandbox
 from grader.sandbox import uids
