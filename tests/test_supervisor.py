@@ -1,7 +1,8 @@
 """The supervised run of the CPU track (grader/run/supervised.py, supervisor.cpp, harness/worker.cpp), driven
-directly with small libraries written here: the inputs it makes are the grader's bit for bit, the final timed
-call is always audited, the worker's seccomp filter refuses what it must, a reply out of turn is a protocol
-violation, a full trusted disk is the judge's error, and a malformed timing record is a verdict, not a crash.
+directly with small libraries written here: the inputs it makes are the grader's bit for bit, the audited calls
+are a draw of the samples and only theirs are kept, the worker's seccomp filter refuses what it must, a reply
+out of turn is a protocol violation, a full trusted disk is the judge's error, and a malformed timing record is
+a verdict, not a crash. The guards around the buffers are tests/test_guards.py's.
 
 Each test builds its own library and uses its own cache and runs folders (tmp_path); nothing is written into
 the repository. Needs g++; the sandbox's uid switch and the tmpfs test need root (skipped otherwise).
