@@ -87,7 +87,7 @@ def test_the_tail_after_the_stop_rule_is_no_fixed_length(draw):
 
 @pytest.mark.parametrize(
     "samples, size, wrong",
-    [(30, 4, 16), (31, 4, 16), (5, 4, 3), (300, 3, 151), (30, 3, 16)],
+    [(5, 3, 3), (6, 3, 3), (10, 3, 5), (30, 3, 15), (300, 3, 150), (31, 4, 16)],
 )
 def test_a_cheat_wrong_on_most_samples_escapes_as_often_as_the_docs_say(draw, samples, size, wrong):
     """The chance that none of `wrong` wrong samples of `samples` is among `size` audited: C(N-K, A) / C(N, A)."""
