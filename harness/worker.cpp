@@ -3,7 +3,10 @@
 //
 // It runs in the sandbox, maps the shared buffers, installs its seccomp filter (seccomp.h), loads the
 // compiled submission, says LOADED, and then only answers: for each CALL it calls `kerneljudge_entry` on the
-// buffers named and answers DONE; EMPTY is answered at once; EXIT ends it. It never holds a seed, a key, a
+// buffers named and answers DONE; EMPTY is answered at once; EXIT ends it. Before the first call of each
+// layout it makes the guards' FENCE pages (protocol.h) inaccessible in its own mapping, so a write that runs
+// past a buffer's canary faults at once; the canary itself is the supervisor's to check, whatever this process
+// does to its mapping. It never holds a seed, a key, a
 // record or a clock the grader believes: the supervisor makes the inputs, keeps the outputs and times each
 // call, and keeps this process frozen (SIGSTOP) between calls. Whatever the submission does to this program
 // (patch it, lie on the socket, leave threads running) can change nothing but this process's own answers.
@@ -17,6 +20,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "protocol.h"
@@ -30,6 +34,25 @@ using EntryFn = void (*)(void**, const int*);
     std::fprintf(stderr, "kerneljudge harness: %s\n", what.c_str());
     std::fflush(stderr);
     std::_Exit(3);
+}
+
+// The FENCE page before each buffer named and the set's last one made PROT_NONE in this process's mapping (the
+// rest read-write), when the call's layout is not the one already fenced; nothing where pages are not FENCE-sized.
+void fence(char* region, size_t bytes, const kjp::Go& go) {
+    static kjp::Go fenced{};
+    static bool any = false;
+    const bool same = any && fenced.buffers == go.buffers && fenced.set_stride == go.set_stride &&
+                      std::memcmp(fenced.offsets, go.offsets, sizeof go.offsets) == 0;
+    if (same || !region || sysconf(_SC_PAGESIZE) != (long)kjp::GUARD_FENCE) return;
+    if (mprotect(region, bytes, PROT_READ | PROT_WRITE) != 0) fail("cannot reset the guard pages");
+    auto protect = [&](uint64_t at) {
+        if (at + kjp::GUARD_FENCE <= bytes && mprotect(region + at, kjp::GUARD_FENCE, PROT_NONE) != 0)
+            fail("cannot protect the guard pages");
+    };
+    for (uint32_t j = 0; j < go.buffers; ++j)
+        if (go.offsets[j] >= kjp::GUARD_LEAD + kjp::GUARD_FENCE) protect(go.offsets[j] - kjp::GUARD_LEAD - kjp::GUARD_FENCE);
+    if (go.set_stride >= kjp::GUARD_FENCE) protect(go.set_stride - kjp::GUARD_FENCE);
+    fenced = go, any = true;
 }
 
 void reply(int control, uint32_t kind, uint64_t call) {
@@ -76,6 +99,7 @@ int main(int argc, char** argv) {
                 if (go.offsets[j] >= bytes) fail("a buffer outside the shared memory");
                 pointers[j] = region + go.offsets[j];
             }
+            fence(region, bytes, go);
             entry(pointers, go.values);
         }
         reply(control, kjp::DONE, go.call);

@@ -1,8 +1,10 @@
 """The supervised run of the CUDA track (grader/run/cuda_supervisor.cu, harness/gpu_worker.cu), driven directly
 with small CUDA libraries written here: the worker maps the supervisor's device memory across the sandbox, the
-inputs are the grader's bit for bit and differ per call, the final timed call is always audited, an honest
-kernel's claimed median is within the supervisor's clock bound (calls of 50 us to 3 ms: the bound is near the
-truth either way), and a worker whose timer claims a tenth, or 80%, of its kernel's time is below that bound.
+inputs are the grader's bit for bit and differ per call, the audited calls are a draw of the samples whose kept
+outputs are right (batched calls too), a kernel that writes past either end of a buffer (by one element, or a
+whole unguarded block) is recorded by the guards' check, an honest kernel's claimed median is within the
+supervisor's clock bound (calls of 50 us to 3 ms: the bound is near the truth either way), and a worker whose
+timer claims a tenth, or 80%, of its kernel's time is below that bound.
 
 Needs a CUDA GPU and nvcc (marked gpu: `make test-gpu`); each test uses its own cache and runs folders.
 """
@@ -33,6 +35,42 @@ __global__ void copy(const float* x, float* y, int n) {
 }
 extern "C" void kerneljudge_entry(void** p, const int* n) {
     copy<<<(n[0] + 255) / 256, 256>>>((const float*)p[0], (float*)p[1], n[0]);
+}
+"""
+
+# The copy with a guard of `i < n + PAST` and a grid that covers it (PAST may be negative: fewer writes), and thread
+# 0 also writes y[BEFORE] when BEFORE is not 0: writes past either end of the output.
+OVERRUNNING_COPY = r"""
+__global__ void copy(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n + PAST) y[i] = x[i];
+    if (i == 0 && BEFORE != 0) y[BEFORE] = 0.0f;
+}
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    copy<<<(n[0] + PAST + 1023) / 1024, 1024>>>((const float*)p[0], (float*)p[1], n[0]);
+}
+"""
+
+# The copy without a guard, one element per thread in blocks of 1024: the last block writes past the end.
+UNGUARDED_COPY = r"""
+__global__ void copy(const float* x, float* y) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    y[i] = x[i];
+}
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    copy<<<(n[0] + 1023) / 1024, 1024>>>((const float*)p[0], (float*)p[1]);
+}
+"""
+
+# The guarded copy for calls 0-59, the unguarded one (blocks of 1024) from call 60 on.
+LATE_UNGUARDED_COPY = r"""
+__global__ void copy(const float* x, float* y, int n, bool guarded) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (!guarded || i < n) y[i] = x[i];
+}
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    static int calls = 0;
+    copy<<<(n[0] + 1023) / 1024, 1024>>>((const float*)p[0], (float*)p[1], n[0], calls++ < 60);
 }
 """
 
@@ -170,7 +208,57 @@ def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
         supervised.remove_trusted(result.trusted)
 
 
-def test_an_honest_kernel_is_believed_and_the_final_call_is_audited(folders):
+@pytest.mark.parametrize(
+    "source, count, record",
+    [
+        (OVERRUNNING_COPY.replace("PAST", "1").replace("BEFORE", "0"), 1000, "t 0 1 after 4 1000"),
+        (OVERRUNNING_COPY.replace("PAST", "255").replace("BEFORE", "0"), 1000, "t 0 1 after 1020 1000"),
+        (OVERRUNNING_COPY.replace("PAST", "0").replace("BEFORE", "-1"), 1000, "t 0 1 before 4 -1"),
+        (UNGUARDED_COPY, 1, "t 0 1 after 4092 1"),
+        (UNGUARDED_COPY, 100003, "t 0 1 after 1396 100003"),  # 98 blocks: 100352 threads
+    ],
+    ids=["one_past", "255_past", "one_before", "unguarded_n1", "unguarded_prime"],
+)
+def test_a_write_into_a_guard_ends_the_run_with_its_record(folders, source, count, record):
+    result = _run(folders, source, _request(secrets.randbits(128), count, "check 2"))
+    try:
+        assert (result.trusted / "overrun").read_text() == record + "\n"
+        assert not (result.trusted / "t.d0.1.bin").exists()
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_a_timed_call_past_the_warm_up_that_writes_past_the_end_is_caught_with_its_number(folders):
+    # 1000 elements: a call of a few microseconds, timed in batches of fresh sets once the warm-up (at most 50 calls)
+    # is over; from call 60 on the kernel is the unguarded one, whose last block writes 24 elements past the end
+    result = _run(folders, LATE_UNGUARDED_COPY, _request(secrets.randbits(128), 1000, "bench 10 50 1000 3"))
+    try:
+        assert (result.trusted / "overrun").read_text() == "t 60 1 after 96 1000\n"
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_the_audits_of_a_batched_benchmark_are_a_draw_of_its_sets_and_right(folders):
+    key, count = secrets.randbits(128), 1000
+    result = _run(folders, COPY, _request(key, count, "bench 10 50 1000 3"))
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        assert not (result.trusted / "overrun").exists()
+        parsed = pipeline._read_times(result.trusted / "t.times")
+        assert parsed is not None
+        header, rows = parsed
+        assert header["batch"] > 1, (result.trusted / "t.times").read_text()
+        audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
+        assert len(set(audits)) == 3 and set(audits) <= pipeline._sampled_calls(rows, header["batch"])
+        for call in audits:
+            kept = _floats(result.trusted / f"t.a{call}.1.bin")
+            expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
+            assert np.array_equal(kept.view(np.uint32), expected.view(np.uint32))
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_an_honest_kernel_is_believed_and_its_audited_calls_are_right(folders):
     count = 1 << 24  # 64 MiB in, 64 MiB out: a call of some 50 us, above the batching threshold
     key = secrets.randbits(128)
     result = _run(folders, COPY, _request(key, count, "bench 10 50 1000 3"))
@@ -187,10 +275,11 @@ def test_an_honest_kernel_is_believed_and_the_final_call_is_audited(folders):
             f"an honest copy claims {median_ms:.4f} ms, the bound is {bound_ms:.4f} ms"
         )
         audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
-        assert audits[-1] == rows[-1][0] + 1  # the final call, always
-        kept = _floats(result.trusted / f"t.a{audits[-1]}.1.bin")
-        expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, audits[-1]), 0, 0), count, -1.0, 1.0).numpy()
-        assert np.array_equal(kept.view(np.uint32), expected.view(np.uint32))
+        assert len(set(audits)) == 3 and set(audits) <= pipeline._sampled_calls(rows, 1)  # a draw of the samples
+        for call in audits:
+            kept = _floats(result.trusted / f"t.a{call}.1.bin")
+            expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
+            assert np.array_equal(kept.view(np.uint32), expected.view(np.uint32))
     finally:
         supervised.remove_trusted(result.trusted)
 

@@ -1,7 +1,8 @@
 """The supervised run of the CPU track (grader/run/supervised.py, supervisor.cpp, harness/worker.cpp), driven
-directly with small libraries written here: the inputs it makes are the grader's bit for bit, the final timed
-call is always audited, the worker's seccomp filter refuses what it must, a reply out of turn is a protocol
-violation, a full trusted disk is the judge's error, and a malformed timing record is a verdict, not a crash.
+directly with small libraries written here: the inputs it makes are the grader's bit for bit, the audited calls
+are a draw of the samples and only theirs are kept, the worker's seccomp filter refuses what it must, a reply
+out of turn is a protocol violation, a full trusted disk is the judge's error, and a malformed timing record is
+a verdict, not a crash. The guards around the buffers are tests/test_guards.py's.
 
 Each test builds its own library and uses its own cache and runs folders (tmp_path); nothing is written into
 the repository. Needs g++; the sandbox's uid switch and the tmpfs test need root (skipped otherwise).
@@ -155,17 +156,22 @@ def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
         supervised.remove_trusted(result.trusted)
 
 
-def test_the_final_timed_call_is_always_audited_and_the_record_parses(folders):
+def test_the_audited_calls_are_a_draw_of_the_samples_and_only_theirs_are_kept(folders):
     count = 1 << 16
-    result = _run(folders, COPY, _request(secrets.randbits(128), count, "bench 5 8 300 1"), count)
+    result = _run(folders, COPY, _request(secrets.randbits(128), count, "bench 10 12 20000 3"), count)
     try:
         parsed = pipeline._read_times(result.trusted / "t.times")
         assert parsed is not None
         header, rows = parsed
         assert header["mode"] == "single" and header["overhead_ms"] > 0
+        assert 10 <= len(rows) <= 12 + 8  # the stop rule's minimum and maximum, then its random tail
         audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
-        assert audits == [rows[-1][0] + 1]  # one audit: the quota's last one is the final call's
-        assert (result.trusted / f"t.a{audits[0]}.1.bin").stat().st_size == count * 4
+        sampled = pipeline._sampled_calls(rows, 1)
+        assert len(audits) == 3 and len(set(audits)) == 3 and set(audits) <= sampled, (audits, sampled)
+        kept = sorted(int(p.name.split(".")[1][1:]) for p in result.trusted.glob("t.a*.1.bin"))
+        assert kept == audits  # the calls a later sample took the place of were removed
+        for call in audits:
+            assert (result.trusted / f"t.a{call}.1.bin").stat().st_size == count * 4
     finally:
         supervised.remove_trusted(result.trusted)
 

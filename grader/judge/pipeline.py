@@ -32,7 +32,7 @@ import numpy as np
 
 from grader import identity, torch_import
 from grader.build import compiler
-from grader.judge import check, run_phases
+from grader.judge import check, guards, run_phases
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
 from grader.problems.tracks import cpu_environment, device, is_python
@@ -339,11 +339,24 @@ def _judge(
         verdict.status = Status.REJECTED
         verdict.message = f"the program broke the harness's protocol: {violation.strip()}"
         return
+    try:
+        overrun = guards.read(out, problem, cases)  # the run ended at that call
+    except guards.Malformed as error:
+        verdict.status, verdict.message = Status.REJECTED, f"the judge's guard record is malformed: {error}"
+        return
     failure: tuple[str, str] | None = None
 
     for case in cases:
         if case.kind != "check":
             continue
+        if overrun and overrun.case == case.name:
+            wrote = overrun.describe() + (" (second input draw)" if overrun.call > 0 else "")
+            verdict.tests.append(TestResult(case.name, case.size_set.sizes, Status.WRONG_ANSWER, message=wrote))
+            failure = failure or (
+                Status.WRONG_ANSWER,
+                f"test {case.name} ({describe_sizes(case.size_set.sizes)}): {wrote}",
+            )
+            break
         result = _check_case(problem, case, out)
         if result is None:  # the harness never finished this case
             started_case = any(line.split()[:2] == ["case", case.name] for line in lines)
@@ -366,6 +379,13 @@ def _judge(
     named = summary_test(verdict.tests)  # of the wrong answers, the most telling (NaN written) names the verdict
     if failure and failure[0] == Status.WRONG_ANSWER and named is not None:
         failure = (named.status, f"test {named.name} ({describe_sizes(named.sizes)}): {named.message}")
+
+    if failure is None and overrun:  # in a benchmark: every test passed
+        sizes = describe_sizes(next(c for c in cases if c.name == overrun.case).size_set.sizes)
+        failure = (
+            Status.WRONG_ANSWER,
+            f"benchmark {overrun.case} ({sizes}): timed call {overrun.call} {overrun.describe()}",
+        )
 
     if failure is None and not finished:
         where = _where_it_stopped(lines)
@@ -504,7 +524,7 @@ def _judge_benchmarks(
                     f"{name}: the program's own timer claims {median_ms * 1e3:.2f} us per call, but the judge's "
                     f"clock allows no less than {least_ms * 1e3:.2f} us (a forged or patched timer)"
                 )
-        audit = _audit(problem, case, out)
+        audit = _audit(problem, case, out, _sampled_calls(rows, batch), request.AUDITS_PER_BENCHMARK[device(track)])
         if audit:
             return Status.WRONG_ANSWER, f"{name}: {audit}"
         mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
@@ -616,8 +636,14 @@ def _clock_bound_ms(path: Path) -> float | None:
     return float(np.percentile(bounds, 25))
 
 
-def _audit(problem: Problem, case: request.Case, out: Path) -> str:
-    """Check the outputs of the timed calls the harness picked after they returned; '' when all are right."""
+def _sampled_calls(rows: list[tuple[int, float, float]], batch: int) -> set[int]:
+    """The call numbers of a benchmark's samples: each row's first call and the rest of its batch."""
+    return {first + k for first, _, _ in rows for k in range(batch)}
+
+
+def _audit(problem: Problem, case: request.Case, out: Path, sampled: set[int], size: int) -> str:
+    """Check the outputs of the samples the supervisor drew for the audit (`size` of them, or every one if there
+    were fewer: grader/run/supervision.h, Audits); '' when all are right."""
     record = check.read_record(out / f"{case.name}.audits")
     if record is None:
         return "no timed call was kept for the audit"
@@ -625,8 +651,10 @@ def _audit(problem: Problem, case: request.Case, out: Path) -> str:
         calls = [int(w) for w in record.split()]
     except ValueError:
         return "the audit record is malformed"
+    if len(calls) != min(size, len(sampled)) or len(set(calls)) != len(calls) or not set(calls) <= sampled:
+        return "the audit record is malformed (not a draw of the benchmark's samples)"
     atol, rtol = problem.tolerances_for(case.size_set)
-    for call in calls[: max(request.AUDITS_PER_BENCHMARK.values())]:
+    for call in calls:
         try:
             got = check.read_call(problem, case.size_set, out, f"{case.name}.a{call}", only_outputs=True)
         except check.TamperedOutput as error:

@@ -31,7 +31,7 @@ from grader.toolchain import Toolchain, detect
 
 RUN_SOURCES = Path(__file__).parent
 HARNESS_SOURCES = Path(harness.__file__).parent
-HEADERS = tuple(RUN_SOURCES / name for name in ("protocol.h", "generator.h", "supervision.h")) + tuple(
+HEADERS = tuple(RUN_SOURCES / name for name in ("protocol.h", "generator.h", "guards.h", "supervision.h")) + tuple(
     HARNESS_SOURCES / name for name in ("seccomp.h", "cuda_driver.h")
 )
 

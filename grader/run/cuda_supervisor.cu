@@ -10,8 +10,9 @@
 // in the sandbox. It owns every buffer of the run: one device allocation it exports to the worker as a file
 // descriptor (CUDA's virtual-memory API) and a private one the worker never sees, into which it copies what a
 // call left (the snapshot). The supervisor alone holds the secret keys. For every call it
-//   1. starts ITS clock (CLOCK_MONOTONIC_RAW), makes the inputs and poisons the outputs on the GPU (generator.h
-//      in a kernel), flushes the L2 (timed calls), thaws the worker and sends CALL;
+//   1. starts ITS clock (CLOCK_MONOTONIC_RAW), makes the inputs, poisons the outputs and writes the guards'
+//      canary (guards.h) on the GPU (generator.h in a kernel), flushes the L2 (timed calls), thaws the worker
+//      and sends CALL;
 //   2. on DONE freezes the worker (every thread seen stopped), copies the call's outputs into the snapshot,
 //      waits for that copy, and only then stops its clock. Work the worker leaves running past DONE, or does
 //      between calls (a kernel that never ends, watching for the next inputs), is inside this interval, or it
@@ -23,7 +24,10 @@
 //      the outputs, before any submission code was loaded. The grader believes a benchmark's claimed median
 //      only if it is not below the bounds' median by more than a slack (grader/judge/pipeline.py): a forged
 //      timer gains at most that (docs/timing.md).
-// Audits are picked with getrandom() after the call; every record is written into the trusted folder.
+// After the clock stops, a kernel checks every guard of the call's sets (a write past either end of a buffer ends
+// the run with its record), and the audits are drawn with getrandom() (Audits, supervision.h): a sample taken is
+// copied from the snapshot into one of the audit slots, device memory of the supervisor's own, and only the
+// slots' last contents reach the trusted folder, where every record is written.
 //
 // Usage: cuda_supervisor CONTROL_FD PIDFD, the request (supervision.h) on stdin.
 #include <sys/stat.h>
@@ -70,6 +74,8 @@ void check(CUresult result, const char* during) {
 
 char* g_region = nullptr;    // shared with the worker
 char* g_snapshot = nullptr;  // the supervisor's alone: what each call left, at the same offsets
+char* g_audit_slots = nullptr;  // the supervisor's alone: one set's room per audit of a benchmark (Audits)
+unsigned* g_guard_flags = nullptr;  // per set of a call: 1 if a guard changed
 size_t g_region_bytes = 0;
 int g_region_fd = -1;
 cudaStream_t g_stream;
@@ -81,8 +87,11 @@ int sets_of(const Case& c) {
 }
 
 void allocate(const std::vector<Case>& cases) {
-    size_t bytes = ALIGN;
-    for (const Case& c : cases) bytes = std::max(bytes, c.set_bytes * sets_of(c));
+    size_t bytes = kjp::PAGE, audit_bytes = 0;
+    for (const Case& c : cases) {
+        bytes = std::max(bytes, c.set_bytes * sets_of(c));
+        if (c.mode == "bench") audit_bytes = std::max(audit_bytes, c.set_bytes * Audits(c.audits).size());
+    }
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE, prop.location.id = 0;
@@ -103,6 +112,8 @@ void allocate(const std::vector<Case>& cases) {
           "exporting the shared buffers");
     g_region = reinterpret_cast<char*>(base);
     check(cudaMalloc(&g_snapshot, g_region_bytes), "allocating the snapshot");
+    if (audit_bytes) check(cudaMalloc(&g_audit_slots, audit_bytes), "allocating the audits' slots");
+    check(cudaMalloc(&g_guard_flags, MAX_BATCH * sizeof(unsigned)), "allocating the guards' flags");
 }
 
 // MAP, with the region's file descriptor, and the worker's MAPPED.
@@ -134,6 +145,38 @@ __global__ void poison_kernel(char* base, size_t n, kjg::Dtype dtype) {
 
 char* at(const Case& c, int set, size_t j, char* base = g_region) { return base + set * c.set_bytes + c.buffers[j].offset; }
 
+// The guards of one set (guards.h) as a kernel argument: ranges [begin, end) from the set's start.
+struct DeviceGuards {
+    uint32_t count = 0;
+    uint64_t begin[2 * kjp::MAX_BUFFERS], end[2 * kjp::MAX_BUFFERS];
+};
+
+DeviceGuards device_guards(const Case& c) {
+    DeviceGuards g;
+    for (const kjguard::Range& r : c.guards) g.begin[g.count] = r.begin, g.end[g.count] = r.end, ++g.count;
+    return g;
+}
+
+constexpr int GUARD_BLOCKS = 16;  // per guard and set; a guard is at most ~24 KiB
+
+// Block (x, guard, set): the canary into guard `blockIdx.y` of set `blockIdx.z`, 16 bits a thread per step.
+__global__ void guard_fill_kernel(char* region, uint64_t set_bytes, DeviceGuards g, uint64_t salt) {
+    const uint64_t set = blockIdx.z * set_bytes;
+    for (uint64_t p = g.begin[blockIdx.y] + 2 * (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x); p < g.end[blockIdx.y];
+         p += 2 * (uint64_t)gridDim.x * blockDim.x)
+        *reinterpret_cast<uint16_t*>(region + set + p) = kjguard::canary(salt, set + p);
+}
+
+// The same walk, flagging each set in which any guard no longer holds the canary.
+__global__ void guard_check_kernel(const char* region, uint64_t set_bytes, DeviceGuards g, uint64_t salt, unsigned* flags) {
+    const uint64_t set = blockIdx.z * set_bytes;
+    bool changed = false;
+    for (uint64_t p = g.begin[blockIdx.y] + 2 * (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x); p < g.end[blockIdx.y];
+         p += 2 * (uint64_t)gridDim.x * blockDim.x)
+        changed |= *reinterpret_cast<const uint16_t*>(region + set + p) != kjguard::canary(salt, set + p);
+    if (changed) flags[blockIdx.z] = 1;
+}
+
 // Inputs of calls index .. index+sets-1 (one per set), NaN in every output; queued on the supervisor's stream.
 void prepare(const Case& c, uint64_t index, int sets) {
     for (int s = 0; s < sets; ++s) {
@@ -147,7 +190,31 @@ void prepare(const Case& c, uint64_t index, int sets) {
                 poison_kernel<<<1024, 256, 0, g_stream>>>(at(c, s, j), b.count, b.dtype);
         }
     }
+    if (!c.guards.empty())
+        guard_fill_kernel<<<dim3(GUARD_BLOCKS, (unsigned)c.guards.size(), sets), 256, 0, g_stream>>>(
+            g_region, c.set_bytes, device_guards(c), g_canary_salt);
     check(cudaGetLastError(), "making the inputs");
+}
+
+// After the call(s) numbered index .. index+sets-1, its worker frozen: the first set whose guards changed, its
+// record (the host scan of a copy of that set says where) and the run's end; else OK.
+Fate check_guards(const Case& c, uint64_t index, int sets) {
+    if (c.guards.empty()) return Fate::OK;
+    check(cudaMemsetAsync(g_guard_flags, 0, sets * sizeof(unsigned), g_stream), "checking the guards");
+    guard_check_kernel<<<dim3(GUARD_BLOCKS, (unsigned)c.guards.size(), sets), 256, 0, g_stream>>>(
+        g_region, c.set_bytes, device_guards(c), g_canary_salt, g_guard_flags);
+    std::vector<unsigned> flags(sets);
+    check(cudaMemcpyAsync(flags.data(), g_guard_flags, sets * sizeof(unsigned), cudaMemcpyDeviceToHost, g_stream),
+          "checking the guards");
+    check(cudaStreamSynchronize(g_stream), "checking the guards");
+    for (int s = 0; s < sets; ++s) {
+        if (!flags[s]) continue;
+        std::vector<unsigned char> set(c.set_bytes);
+        check(cudaMemcpy(set.data(), g_region + s * c.set_bytes, c.set_bytes, cudaMemcpyDeviceToHost), "checking the guards");
+        const Fate fate = judge_guards(c, index + s, kjguard::scan(set.data(), s * c.set_bytes, c.guards, g_canary_salt));
+        if (fate != Fate::OK) return fate;
+    }
+    return Fate::OK;
 }
 
 // Copies what the call(s) left (the outputs, or every buffer) into the snapshot, and waits for the copy.
@@ -161,13 +228,13 @@ void snapshot(const Case& c, int sets, bool outputs_only) {
     check(cudaStreamSynchronize(g_stream), "keeping the outputs");
 }
 
-// The snapshot of set `set` into the trusted folder, one file per buffer: STEM.INDEX.bin.
-void keep(const Case& c, int set, const std::string& stem, bool outputs_only) {
+// Set `set` of the snapshot (or of the audits' slots) into the trusted folder, one file per buffer: STEM.INDEX.bin.
+void keep(const Case& c, int set, const std::string& stem, bool outputs_only, char* from = g_snapshot) {
     std::vector<char> host;
     for (size_t j = 0; j < c.buffers.size(); ++j) {
         if (outputs_only && c.buffers[j].is_input) continue;
         host.resize(c.buffers[j].count * bytes(c.buffers[j]));
-        check(cudaMemcpy(host.data(), at(c, set, j, g_snapshot), host.size(), cudaMemcpyDeviceToHost), "keeping the outputs");
+        check(cudaMemcpy(host.data(), at(c, set, j, from), host.size(), cudaMemcpyDeviceToHost), "keeping the outputs");
         write_file(stem + "." + std::to_string(j) + ".bin", host.data(), host.size(), false);
     }
 }
@@ -308,7 +375,7 @@ double percentile(std::vector<double> v, double q) {
 // The worker's events around nothing: the launch-and-record overhead reported with each benchmark.
 Fate empty_call(kjp::Reply* reply) {
     kjp::Go go{};
-    go.magic = kjp::MAGIC, go.kind = kjp::EMPTY, go.sets = 1, go.set_stride = ALIGN;
+    go.magic = kjp::MAGIC, go.kind = kjp::EMPTY, go.sets = 1, go.set_stride = kjp::PAGE;
     thaw();
     send_go(go);
     Fate fate = receive(kjp::DONE, 0, reply, CALL_SPIN_MS);
@@ -401,6 +468,7 @@ Fate run_check(const Case& c) {
         append_line("progress", "call " + c.name + " " + std::to_string(draw));
         Call one;
         Fate fate = call(c, kjp::CALL, (uint64_t)draw, 1, false, &one);
+        if (fate == Fate::OK) fate = check_guards(c, (uint64_t)draw, 1);
         if (fate != Fate::OK) return fate;
         append_line("progress", "returned " + c.name + " " + std::to_string(draw));
         keep(c, 0, c.name + ".d" + std::to_string(draw), false);
@@ -410,37 +478,45 @@ Fate run_check(const Case& c) {
 }
 
 // Timing (docs/timing.md): warm-up until three calls agree within 2%; calls under BATCH_BELOW_MS are timed in
-// batches of fresh sets; samples until the median is known to TARGET_RSE or the budget is spent; one more
-// call, always audited. Each sample is the worker's event time if the supervisor's bound admits it, else the
-// bound.
+// batches of fresh sets; samples until the median is known to TARGET_RSE or the budget is spent, then a random
+// tail (one_more_sample). Each sample is the worker's event time (the supervisor's bound is checked by the
+// grader). Every set of every sample is offered to the audits' draw (Audits): a set taken is copied from the
+// snapshot into its slot.
 Fate run_bench(const Case& c, const Calibration& cal) {
     const double started = now_ms();
     auto spent_ms = [&] { return now_ms() - started; };
     uint64_t index = 0;
-    int audits_left = std::max(1, c.audits), batch = 1;
-    std::vector<uint64_t> audited;
+    int batch = 1;
+    Audits audits(c.audits);
     std::vector<std::string> lines;
     std::string bounds = "call claimed_ms bound_ms interval_ms own_gpu_ms\n";  // what the grader checks the claims against
-    auto one_call = [&](bool final_call, double* ms, double* tail) {
+    auto one_call = [&](bool sample, double* ms, double* tail) {
         Call one;
         Fate fate = call(c, kjp::CALL, index, batch, true, &one);
+        if (fate == Fate::OK) fate = check_guards(c, index, batch);
         if (fate != Fate::OK) return fate;
         const double claimed = one.reply.call_ms / batch;
         const double bound = lower_bound_ms(one, cal, batch) / batch;
         *ms = std::isfinite(claimed) && claimed > 0 ? claimed : 0;  // zero or worse: a record the grader refuses
         *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms) : 0;
-        if (!final_call && *ms > 0) {
+        if (*ms > 0) {
             char line[160];
             std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f %.6f", (unsigned long long)index, claimed, bound,
                           one.wall_ms / batch, one.own_gpu_ms / batch);
             bounds += std::string(line) + "\n";
         }
-        if (final_call || (audits_left > 1 && random64() % 3 == 0)) {
-            const int set = final_call ? batch - 1 : (int)(random64() % batch);
-            --audits_left;
-            keep(c, set, c.name + ".a" + std::to_string(index + set), true);
-            audited.push_back(index + set);
+        bool copied = false;
+        for (int s = 0; sample && s < batch; ++s) {
+            const int slot = audits.offer(index + s).slot;
+            for (size_t j = 0; slot >= 0 && j < c.buffers.size(); ++j)
+                if (!c.buffers[j].is_input) {
+                    check(cudaMemcpyAsync(at(c, slot, j, g_audit_slots), at(c, s, j, g_snapshot),
+                                          c.buffers[j].count * bytes(c.buffers[j]), cudaMemcpyDeviceToDevice, g_stream),
+                          "keeping an audited call");
+                    copied = true;
+                }
         }
+        if (copied) check(cudaStreamSynchronize(g_stream), "keeping an audited call");
         index += batch;
         return Fate::OK;
     };
@@ -468,15 +544,16 @@ Fate run_bench(const Case& c, const Calibration& cal) {
         if (n >= c.min_samples && relative_error_of_median(samples) < TARGET_RSE) return true;
         return n >= 3 && spent_ms() > c.budget_ms;
     };
-    while (!enough()) {
+    int extra = 0;
+    while (!enough() || one_more_sample(&extra)) {
         const uint64_t this_call = index;
-        Fate fate = one_call(false, &ms, &tail);
+        Fate fate = one_call(true, &ms, &tail);
         if (fate != Fate::OK) return fate;
         samples.push_back(ms);
         lines.push_back(format_times(this_call, ms, tail));
     }
-    Fate fate = one_call(true, &ms, &tail);  // indistinguishable from the others; not a sample
-    if (fate != Fate::OK) return fate;
+    for (size_t slot = 0; slot < audits.kept().size(); ++slot)
+        keep(c, (int)slot, c.name + ".a" + std::to_string(audits.kept()[slot]), true, g_audit_slots);
     std::string rests;  // work_ms:rest_ms:spread_ms of each calibrated length, for whoever reads the record
     for (const RestAt& r : cal.rests) {
         char point[64];
@@ -490,7 +567,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
                   "bound_spread_ms %.6f bound_own_gpu_ms %.6f bound_rests_ms %s cpu_wake_latency_held %d",
                   batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.empty_tail_ms, warmup,
                   cal.rests.front().rest_ms, cal.spread_ms, cal.own_gpu_ms, rests.c_str(), g_wake_latency_held);
-    write_bench_records(c.name, header, lines, audited);
+    write_bench_records(c.name, header, lines, audits.kept());
     write_file(c.name + ".bound", bounds.data(), bounds.size(), false);
     return Fate::OK;
 }

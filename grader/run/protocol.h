@@ -5,6 +5,14 @@
 // on the CPU track; on the CUDA track device memory the supervisor allocates and exports as a file descriptor,
 // sent once with MAP), and a Go message names each buffer by its offset in that region.
 //
+// The region's layout (one set of a case's buffers; grader/run/guards.h fills and checks the guards): each buffer
+// in a slot of its own, FENCE | LEAD | the buffer, padded to a whole page | TRAIL, and one more FENCE after the
+// last slot. FENCE, LEAD and TRAIL hold a canary the supervisor writes before and checks after every call, so a
+// write past either end of a buffer (an unguarded last block writes up to blockDim - 1 elements past it) lands in
+// them, never in the next buffer; the CPU worker also makes each FENCE page inaccessible (PROT_NONE) in its own
+// mapping, so a write that runs further faults at once. A Go names each buffer by its offset, FENCE + LEAD past
+// its slot's start.
+//
 // CPU track:  worker: LOADED; then CALL/EMPTY -> DONE ... EXIT.
 // CUDA track: supervisor: MAP (+ the memory's fd) -> worker: MAPPED; EMPTY -> DONE (calibration, before any
 //             submission code exists in the worker); LOAD -> LOADED; then CALL/EMPTY -> DONE ... EXIT.
@@ -16,6 +24,10 @@ namespace kjp {
 constexpr uint32_t MAGIC = 0x4b4a5032;  // "KJP2"
 constexpr int MAX_BUFFERS = 16;
 constexpr int MAX_INTS = 16;
+constexpr uint64_t PAGE = 4096;         // every slot and every buffer starts on a page of its own
+constexpr uint64_t GUARD_FENCE = 4096;  // one page; the CPU worker maps it PROT_NONE
+constexpr uint64_t GUARD_LEAD = 4096;   // canary before a buffer: 1024 float32 elements of underflow
+constexpr uint64_t GUARD_TRAIL = 16384;  // canary after the buffer's last page: 4096 float32 elements more
 
 enum Kind : uint32_t {
     LOADED = 1,  // worker -> supervisor: the submission is loaded and kerneljudge_entry was found
@@ -36,7 +48,7 @@ struct Go {
     int32_t values[MAX_INTS];       // the size arguments, in signature order
     uint32_t sets;                  // CUDA: calls in this timed batch, set s at offsets + s * set_stride
     uint32_t outputs;               // CUDA, EMPTY: bit j set if buffer j is an output (the calibration kernel)
-    uint64_t set_stride;  // CUDA: bytes between two sets; MAP: the region's size
+    uint64_t set_stride;  // bytes of one set, its last FENCE included (CUDA: between two sets); MAP: the region size
     uint32_t spin_us;     // CUDA, EMPTY: then keep the GPU busy this long (the calibration's longer calls)
     uint32_t unused;      // zero; makes the size a multiple of 8 on every ABI
 };

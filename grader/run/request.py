@@ -29,7 +29,9 @@ from grader.run import inputs as gen
 DRAWS_PER_TEST = 2  # each test runs twice on independent inputs: a cache keyed on anything fails
 BENCH_BUDGET_MS = {"cuda": 2000, "cpu": 3000}  # by device (grader/problems/tracks.py): triton and cupy are cuda
 BENCH_SAMPLES = {"cuda": (30, 300), "cpu": (5, 30)}  # GPU: 10 let a 95 us median move 1.2% between gradings
-AUDITS_PER_BENCHMARK = {"cuda": 3, "cpu": 1}  # each costs a float64 reference on the grader's side
+# Samples audited per benchmark, a uniform draw (supervision.h, Audits; docs/security.md, "Audits"): each costs a
+# float64 reference on the grader's side. A cheat wrong on most samples escapes all three with probability < 1/8.
+AUDITS_PER_BENCHMARK = {"cuda": 3, "cpu": 3}
 
 
 @dataclass

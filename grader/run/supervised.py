@@ -37,7 +37,9 @@ from grader.sandbox import procfs
 from grader.sandbox.local import Limits, Outcome
 
 EXIT_INTERNAL, EXIT_DISK = 70, 74
-ALIGN = 4096  # each buffer on its own page, as the supervisor lays them out
+# The supervisors' layout of one set of buffers (grader/run/protocol.h, guards.h lay_out): per buffer a FENCE page, a
+# LEAD, the buffer on whole pages and a TRAIL; then one more FENCE.
+PAGE, GUARD_FENCE, GUARD_LEAD, GUARD_TRAIL = 4096, 4096, 4096, 16384
 RUN_NICENESS = -10  # the supervisor's and worker's, above compiles and the grader's own threads
 SUPERVISOR_EXIT_WAIT_S = 60.0  # after the worker is gone, the supervisor only writes its last records
 
@@ -55,8 +57,10 @@ class Result:
 
 
 def region_bytes(buffer_bytes: list[list[int]]) -> int:
-    """Bytes of shared memory for cases whose buffers take these many bytes (the largest case's layout)."""
-    return max((sum(-(-max(n, 1) // ALIGN) * ALIGN for n in sizes) for sizes in buffer_bytes), default=0)
+    """Bytes of shared memory for cases whose buffers take these many bytes (the largest case's set, guards
+    included)."""
+    slot = lambda n: GUARD_FENCE + GUARD_LEAD + -(-max(n, 1) // PAGE) * PAGE + GUARD_TRAIL  # noqa: E731
+    return max((sum(map(slot, sizes)) + GUARD_FENCE for sizes in buffer_bytes), default=0)
 
 
 def new_trusted_folder() -> Path:

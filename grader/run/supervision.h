@@ -4,7 +4,8 @@
 // and thawed only for the call in progress.
 //
 // Longer than 300 lines because it is the trusted core of every run, kept in one header so it can be read top
-// to bottom: the request, the trusted folder, clocks and randomness, the worker's control, statistics.
+// to bottom: the request, the trusted folder, clocks and randomness, the worker's control, statistics, the
+// guards' verdict and the audits' draw (the guards' layout and canary are guards.h).
 //
 // Request (whitespace-separated tokens; grader/run/request.py writes it, grader/run/supervised.py adds the head):
 //   worker PID  outdir PATH  wall_ms MS
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "generator.h"
+#include "guards.h"
 #include "protocol.h"
 
 #ifndef SYS_pidfd_send_signal
@@ -47,7 +49,6 @@
 namespace kjs {
 
 constexpr int EXIT_INTERNAL = 70, EXIT_DISK = 74;
-constexpr size_t ALIGN = 4096;  // every buffer starts on its own page
 constexpr double BUDGET_SLACK_MS = 10000;  // after the wall limit, the sandbox has killed the worker by now
 constexpr int MAX_WARMUP = 50, EMPTY_CALLS = 21;
 constexpr double TARGET_RSE = 0.005;
@@ -74,7 +75,8 @@ struct Case {
     double budget_ms = 0;
     std::vector<int> ints;
     std::vector<Buffer> buffers;
-    size_t set_bytes = 0;  // one set of the case's buffers, each on its own page
+    std::vector<kjguard::Range> guards;  // around every buffer of one set (guards.h)
+    size_t set_bytes = 0;                // one set of the case's buffers with their guards
 };
 
 // --- the trusted folder: every write checked, a failure is the judge's (exit 74) ----------------------------
@@ -100,6 +102,11 @@ inline void append_line(const std::string& name, const std::string& line) {
     write_file(name, text.data(), text.size(), true);
 }
 
+inline void remove_file(const std::string& name) {
+    if (unlinkat(g_outdir, name.c_str(), 0) != 0 && errno != ENOENT)
+        die(EXIT_DISK, "cannot remove " + name + " from the trusted folder: " + std::strerror(errno));
+}
+
 // --- clocks and randomness -------------------------------------------------------------------------------
 
 inline double now_ms() {
@@ -114,7 +121,7 @@ inline double unix_time() {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-uint64_t random64() {
+inline uint64_t random64() {
     uint64_t value = 0;
     if (getrandom(&value, sizeof value, 0) != (ssize_t)sizeof value) die(EXIT_INTERNAL, "getrandom failed");
     return value;
@@ -147,18 +154,22 @@ inline Case read_case(std::istream& in) {
     in >> word >> n;
     if (word != "buffers" || n > (size_t)kjp::MAX_BUFFERS) die(EXIT_INTERNAL, "malformed buffers in the request");
     c.buffers.resize(n);
-    size_t offset = 0;
+    std::vector<uint64_t> data_bytes;
+    std::vector<uint32_t> widths;
     for (auto& b : c.buffers) {
         std::string dtype;
         in >> word >> dtype >> b.count;
         b.is_input = word == "in";
         if (!kjg::parse_dtype(dtype, &b.dtype)) die(EXIT_INTERNAL, "unknown element type " + dtype + " in the request");
         if (b.is_input) in >> b.low_bits >> b.scale_bits;
-        b.offset = offset;
-        offset += (std::max<size_t>(b.count, 1) * bytes(b) + ALIGN - 1) / ALIGN * ALIGN;
+        data_bytes.push_back(b.count * bytes(b));
+        widths.push_back((uint32_t)bytes(b));
     }
-    c.set_bytes = offset;
     if (!in) die(EXIT_INTERNAL, "malformed request");
+    const kjguard::Layout layout = kjguard::lay_out(data_bytes, widths);
+    for (size_t j = 0; j < c.buffers.size(); ++j) c.buffers[j].offset = layout.offsets[j];
+    c.guards = layout.guards;
+    c.set_bytes = layout.set_bytes;
     return c;
 }
 
@@ -216,7 +227,8 @@ inline bool all_stopped() {
     return stopped;
 }
 
-enum class Fate { OK, GONE, VIOLATION };
+// OVERRUN: the call wrote into a guard (guards.h); its record is written, the run ends: the verdict is known.
+enum class Fate { OK, GONE, VIOLATION, OVERRUN };
 inline std::string g_violation;
 
 // Polls without yielding for the first millisecond: on a loaded machine (grade-many's compiles) a
@@ -307,6 +319,66 @@ inline double relative_error_of_median(std::vector<double> v) {
     return med > 0 ? 1.2533 * (iqr / 1.349) / std::sqrt((double)v.size()) / med : 1.0;
 }
 
+// --- the guards and the audits ------------------------------------------------------------------------------
+
+inline uint64_t g_canary_salt = 0;  // the run's secret for the guards' canary (guards.h), drawn in start()
+
+// After a call: a guard that changed ends the run with its record, `overrun` (grader/judge/guards.py).
+inline Fate judge_guards(const Case& c, uint64_t call, const kjguard::Overrun& found) {
+    if (!found.found) return Fate::OK;
+    const std::string line = kjguard::record(c.name, call, found);
+    write_file("overrun", line.data(), line.size(), false);
+    return Fate::OVERRUN;
+}
+
+// Which timed calls of a benchmark are audited (docs/security.md, "Audits"): a uniformly random subset of
+// `size` of its samples, drawn by reservoir sampling as the calls return. The k-th sample is taken with
+// probability size / k (each of the first `size` surely), into a slot picked with getrandom() whose earlier call
+// is dropped. At the end each of the N samples is audited with probability size / N whatever its position, and
+// no decision depends on an earlier one: a program that could tell afterwards that a call was taken (the pause
+// while its outputs are copied) learns nothing about any later call. Nothing about the picks reaches the worker.
+class Audits {
+  public:
+    explicit Audits(int size) : size_(std::max(1, size)) {}
+
+    struct Take {
+        int slot = -1;  // where the call's outputs go; -1: not taken
+        bool drops = false;
+        uint64_t dropped = 0;  // the call whose slot it took (its kept outputs are no longer needed)
+    };
+
+    Take offer(uint64_t call) {
+        ++seen_;
+        if ((int)kept_.size() < size_) {
+            kept_.push_back(call);
+            return {(int)kept_.size() - 1, false, 0};
+        }
+        const uint64_t pick = random64() % seen_;
+        if (pick >= (uint64_t)size_) return {};
+        const Take take{(int)pick, true, kept_[pick]};
+        kept_[pick] = call;
+        return take;
+    }
+
+    int size() const { return size_; }
+    const std::vector<uint64_t>& kept() const { return kept_; }  // slot by slot
+
+  private:
+    int size_;
+    uint64_t seen_ = 0;
+    std::vector<uint64_t> kept_;
+};
+
+// The stop rule's last step: once a benchmark's rule says it has enough samples, each further sample is taken
+// with probability 1/2, decided with getrandom() after the call before it (at most MAX_TAIL of them): the last
+// call is at no position a program can count to.
+constexpr int MAX_TAIL = 8;
+inline bool one_more_sample(int* tail) {
+    if (*tail >= MAX_TAIL || (random64() & 1) == 0) return false;
+    ++*tail;
+    return true;
+}
+
 // --- the run's start, its cases, its records and its end (both supervisors' main) ------------------------------
 
 // The request from stdin, the worker's pid and deadline, the trusted folder opened; the supervisor made
@@ -321,6 +393,7 @@ inline Request start(int control_fd, int worker_pidfd) {
     g_deadline_ms = now_ms() + request.wall_ms + BUDGET_SLACK_MS;
     g_outdir = open(request.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (g_outdir < 0) die(EXIT_INTERNAL, "cannot open the trusted folder " + request.outdir);
+    g_canary_salt = random64();
     return request;
 }
 
@@ -337,12 +410,13 @@ Fate run_cases(const Request& request, Fate fate, Run run) {
     return fate;
 }
 
-// A benchmark's records: the timing record (header, then one line per sample) and the audited calls.
+// A benchmark's records: the timing record (header, then one line per sample) and the audited calls, in order.
 inline void write_bench_records(const std::string& name, const std::string& header, const std::vector<std::string>& lines,
-                                const std::vector<uint64_t>& audited) {
+                                std::vector<uint64_t> audited) {
     std::string text = header + "\n";
     for (const std::string& line : lines) text += line + "\n";
     write_file(name + ".times", text.data(), text.size(), false);
+    std::sort(audited.begin(), audited.end());
     std::string list;
     for (uint64_t a : audited) list += std::to_string(a) + "\n";
     write_file(name + ".audits", list.data(), list.size(), false);
@@ -361,6 +435,8 @@ inline int finish(Fate fate) {
     } else if (fate == Fate::VIOLATION) {
         signal_worker(SIGKILL);
         append_line("violation", g_violation);
+    } else if (fate == Fate::OVERRUN) {
+        signal_worker(SIGKILL);  // its record is written
     }
     return 0;
 }

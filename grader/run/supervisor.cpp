@@ -6,13 +6,15 @@
 // The grader starts it as its own user, outside the sandbox, after it started the worker (harness/worker.cpp)
 // in the sandbox. Both share a control socket (SOCK_SEQPACKET, grader/run/protocol.h) and a sealed memfd in
 // which the call's buffers lie. The supervisor alone holds the secret keys; for every call it
-//   1. makes the inputs (grader/run/generator.h) and poisons the outputs with NaN while the worker is frozen
+//   1. makes the inputs (grader/run/generator.h), poisons the outputs with NaN and writes the guards' canary
+//      while the worker is frozen
 //      (SIGSTOP, every thread seen stopped in /proc), flushes the caches (timed calls),
 //   2. starts ITS clock, thaws the worker (SIGCONT), sends CALL, waits for DONE, freezes the worker again and
 //      waits until every thread of it is stopped, and only then stops the clock: work a thread does after
 //      DONE is timed, or not done at all,
-//   3. copies what it must keep (outputs, and inputs to catch writes) into the trusted folder, which the
-//      worker cannot see, and picks audits with getrandom() after the call.
+//   3. checks the guards around every buffer (guards.h: a write past either end ends the run with its record),
+//      copies what it must keep (outputs, and inputs to catch writes) into the trusted folder, which the
+//      worker cannot see, and draws the audits with getrandom() after the call.
 // It writes every record the grader reads, in the formats the grader already reads (grader/judge/pipeline.py).
 //
 // Usage: supervisor CONTROL_FD MEMORY_FD PIDFD (PIDFD: the worker's, opened by the grader before it could be
@@ -32,7 +34,7 @@ Fate call(const Case* c, uint32_t kind, uint64_t index, double* ms) {
     kjp::Go go{};
     go.magic = kjp::MAGIC, go.kind = kind, go.call = index;
     if (c) {
-        go.buffers = (uint32_t)c->buffers.size(), go.ints = (uint32_t)c->ints.size();
+        go.buffers = (uint32_t)c->buffers.size(), go.ints = (uint32_t)c->ints.size(), go.set_stride = c->set_bytes;
         for (size_t j = 0; j < c->buffers.size(); ++j) go.offsets[j] = c->buffers[j].offset;
         for (size_t j = 0; j < c->ints.size(); ++j) go.values[j] = c->ints[j];
     }
@@ -63,6 +65,12 @@ void prepare(const Case& c, uint64_t index) {
         else
             kjg::poison(b.dtype, buffer(b), b.count);
     }
+    kjguard::fill(reinterpret_cast<unsigned char*>(g_region), 0, c.guards, g_canary_salt);
+}
+
+// After call number `call`: its record and the run's end if it wrote into a guard.
+Fate check_guards(const Case& c, uint64_t call) {
+    return judge_guards(c, call, kjguard::scan(reinterpret_cast<unsigned char*>(g_region), 0, c.guards, g_canary_salt));
 }
 
 void keep(const Case& c, const std::string& stem, bool outputs_only) {
@@ -97,6 +105,7 @@ Fate run_check(const Case& c) {
         append_line("progress", "call " + c.name + " " + std::to_string(draw));
         double ms = 0;
         Fate fate = call(&c, kjp::CALL, (uint64_t)draw, &ms);
+        if (fate == Fate::OK) fate = check_guards(c, (uint64_t)draw);
         if (fate != Fate::OK) return fate;
         append_line("progress", "returned " + c.name + " " + std::to_string(draw));
         keep(c, c.name + ".d" + std::to_string(draw), false);
@@ -105,9 +114,10 @@ Fate run_check(const Case& c) {
     return Fate::OK;
 }
 // Timing (docs/timing.md): empty calls measure the handshake; warm-up until three calls agree within 2%;
-// samples until the median is known to TARGET_RSE or the budget is spent; one more call, always audited.
-// Every call gets fresh inputs, NaN outputs and a cold cache. Audits are picked after the call returns (1 in
-// 3, up to AUDITS - 1; the last one is kept for the final call), and nothing about them reaches the worker.
+// samples until the median is known to TARGET_RSE or the budget is spent, then a random tail (one_more_sample).
+// Every call gets fresh inputs, NaN outputs, fresh guards and a cold cache, and its guards are checked after
+// it. The audited samples are drawn as the calls return (Audits, supervision.h): a sample taken has its outputs
+// kept in the trusted folder, and the call whose slot it took has its own removed.
 Fate run_bench(const Case& c) {
     const double started = now_ms();
     auto spent_ms = [&] { return now_ms() - started; };
@@ -119,18 +129,21 @@ Fate run_bench(const Case& c) {
         empty.push_back(ms);
     }
     uint64_t index = 0;
-    int audits_left = std::max(1, c.audits);
-    std::vector<uint64_t> audited;
+    Audits audits(c.audits);
     std::vector<std::string> lines;
-    auto one_call = [&](bool final_call, double* ms) {
+    auto one_call = [&](bool sample, double* ms) {
         prepare(c, index);
         flush_cache();
         Fate fate = call(&c, kjp::CALL, index, ms);
+        if (fate == Fate::OK) fate = check_guards(c, index);
         if (fate != Fate::OK) return fate;
-        if (final_call || (audits_left > 1 && random64() % 3 == 0)) {
-            --audits_left;
+        const Audits::Take take = sample ? audits.offer(index) : Audits::Take{};
+        if (take.slot >= 0) {
+            if (take.drops)
+                for (size_t j = 0; j < c.buffers.size(); ++j)
+                    if (!c.buffers[j].is_input)
+                        remove_file(c.name + ".a" + std::to_string(take.dropped) + "." + std::to_string(j) + ".bin");
             keep(c, c.name + ".a" + std::to_string(index), true);
-            audited.push_back(index);
         }
         ++index;
         return Fate::OK;
@@ -155,21 +168,19 @@ Fate run_bench(const Case& c) {
         if (n >= c.min_samples && relative_error_of_median(samples) < TARGET_RSE) return true;
         return n >= 3 && spent_ms() > c.budget_ms;
     };
-    while (!enough()) {
+    int tail = 0;
+    while (!enough() || one_more_sample(&tail)) {
         double ms = 0;
         const uint64_t this_call = index;
-        Fate fate = one_call(false, &ms);
+        Fate fate = one_call(true, &ms);
         if (fate != Fate::OK) return fate;
         samples.push_back(ms);
         lines.push_back(format_call(this_call, ms));
     }
-    double final_ms = 0;
-    Fate fate = one_call(true, &final_ms);  // indistinguishable from the others; not a sample
-    if (fate != Fate::OK) return fate;
     char header[200];
     std::snprintf(header, sizeof header, "mode single batch 1 overhead_ms %.6f tail_overhead_ms 0.000000 warmup %d",
                   median_of(empty), warmup);
-    write_bench_records(c.name, header, lines, audited);
+    write_bench_records(c.name, header, lines, audits.kept());
     return Fate::OK;
 }
 
@@ -184,8 +195,7 @@ int main(int argc, char** argv) {
     if (fstat(memory, &info) != 0) die(EXIT_INTERNAL, "cannot stat the shared memory");
     g_region_bytes = (size_t)info.st_size;
     for (const Case& c : request.cases)
-        for (const Buffer& b : c.buffers)
-            if (b.offset + b.count * bytes(b) > g_region_bytes) die(EXIT_INTERNAL, "the shared memory is too small");
+        if (c.set_bytes > g_region_bytes) die(EXIT_INTERNAL, "the shared memory is too small");
     if (g_region_bytes) {
         void* p = mmap(nullptr, g_region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0);
         if (p == MAP_FAILED) die(EXIT_INTERNAL, std::string("cannot map the shared memory: ") + std::strerror(errno));

@@ -1,7 +1,7 @@
 // expect: wrong_answer
 // mode: submit
 // honest_floor_us: block_1k_4k 50
-// Closed on the CPU track: the audit record is the supervisor's (never visible), and the final call keeps its audit.
+// Closed on the CPU track: the audit record is the supervisor's (never visible), and no draw uses an audit up.
 // Cheat (audits): watches the harness's own audit record. On the block_1k_4k benchmark it computes honestly
 // until out/block_1k_4k.audits appears (the CPU track audits one call per benchmark), and from then on does
 // nothing: no later call can be audited, the final call included. Today that is accepted with a median made

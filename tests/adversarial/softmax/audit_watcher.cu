@@ -1,13 +1,12 @@
 // expect: rejected|wrong_answer
 // mode: submit
 // honest_floor_us: wide_32k 100
-// Cheat (audits): on wide_32k (no test has its sizes) it computes honestly until out/wide_32k.audits lists as
-// many calls as random picks can audit (2 of the grader's 3), and from then on only waits, on the device, as long as moving the
-// benchmark's bytes at 3.0 TB/s would take (above the physical floor, computed from a peak of 3.35 TB/s on an
-// H100 or more on an H200), writing nothing. Before the fix the picks could use all 3 audits and the final call
-// went unchecked (accepted); harness/runner.cpp now keeps the last audit for the final call, which is then
-// unwritten (wrong_answer). In the rare run with fewer than 2 random picks it never stops: an honest time.
-// The CPU twin is closed for good: the audit record is the supervisor's and never visible.
+// Cheat (audits): on wide_32k (no test has its sizes) it computes honestly until out/wide_32k.audits lists 2
+// calls, and from then on only waits, on the device, as long as moving the benchmark's bytes at 3.0 TB/s would
+// take (above the physical floor, computed from a peak of 3.35 TB/s on an H100 or more on an H200), writing
+// nothing. When the in-process harness wrote that record beside the submission, the random picks could use the
+// audits up before the last call (accepted). The audit record is now the supervisor's and never visible, and the
+// audits are a draw no call uses up: it computes every call, an honest time.
 #include <cstdio>
 // A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
 __global__ void softmax_rows(const float* x, float* y, int M, int N) {

@@ -1,6 +1,6 @@
 // expect: rejected|wrong_answer
 // mode: submit
-// Closed on the CPU track: audits are the supervisor's, in its own folder; the final call is always audited.
+// Closed on the CPU track: audits are the supervisor's, in its own folder, drawn from the samples.
 // Cheat (audits): on the block_1k_4k benchmark it computes only the first call (call 0, a warm-up call)
 // and keeps that answer; every other timed call does nothing (0.1 us). When the next benchmark starts it
 // forges the first one's audit: deletes the audited outputs, writes call 0's answer as out/block_1k_4k.a0.1.bin

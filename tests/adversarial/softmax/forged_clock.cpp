@@ -6,7 +6,7 @@
 // (clock_settime, adjtimex to slow CLOCK_MONOTONIC), and the memory of every other process it can name in
 // /proc (process_vm_writev, /proc/<pid>/mem, ptrace), where a timer of the judge could live. If any of that
 // worked it computes honestly and the times lie; if none did it leaves the benchmark's outputs unwritten, so
-// the verdict says the forgery failed: the audited final call is wrong (wrong_answer) or the empty calls
+// the verdict says the forgery failed: the audited samples are wrong (wrong_answer) or the empty calls
 // are below the floor (rejected). The supervisor's clock (CLOCK_MONOTONIC_RAW, in a non-dumpable process of
 // another uid) is out of its reach, the worker calls no clock at all, and the seccomp filter refuses the rest.
 #include <dirent.h>

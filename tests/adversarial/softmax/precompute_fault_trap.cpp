@@ -6,7 +6,7 @@
 // faults into that handler, in the judge's thread, after the inputs were written and before its clock starts:
 // the handler lifts the protection and computes the answer aside; solve only copies it. With the supervisor,
 // the poison is written through the supervisor's own mapping of the buffers: nothing faults in the worker,
-// solve finds no answer ready and leaves the output unwritten, so the audited final call is wrong
+// solve finds no answer ready and leaves the output unwritten, so the audited samples are wrong
 // (wrong_answer) and the empty calls fall below the floor (rejected). The first call is honest.
 #include <signal.h>
 #include <sys/mman.h>

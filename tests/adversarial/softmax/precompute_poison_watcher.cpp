@@ -8,7 +8,7 @@
 // whose answer the thread has not finished is left unwritten. In-process, this was accepted with a score
 // hundreds of times faster than the same code's honest time. With the supervisor, the worker is frozen while
 // inputs and poison are written, and thawed only when the clock runs: the thread cannot get ahead of solve,
-// so the audited final call is unwritten (wrong_answer) and the empty calls fall below the floor (rejected).
+// so the audited samples are unwritten (wrong_answer) and the empty calls fall below the floor (rejected).
 #include <atomic>
 #include <cmath>
 #include <cstdint>
