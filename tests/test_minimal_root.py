@@ -101,6 +101,16 @@ def test_the_compile_view_is_usr_and_toolchains_outside_it():
     assert [s.path for s in steps if s.kind == "folder"] == ["/opt/nvidia/cuda-13.0", "/sbin", "/usr"]
 
 
+def test_the_compile_view_makes_the_links_on_the_way_to_a_compiler():
+    # Debian's alternatives: /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-13.0. /usr brings its
+    # own link, but the one in /etc must be made, or nvcc is "not found" in the compile's root.
+    host = {**HOST, "/usr/local/cuda": "/etc/alternatives/cuda", "/etc/alternatives/cuda": "/usr/local/cuda-13.0"}
+    view = views.compile_view([], ["/usr/local/cuda/bin/nvcc", "/usr/bin/g++"])
+    steps = views.plan(view, host.get)
+    assert views.Step("link", "/etc/alternatives/cuda", "/usr/local/cuda-13.0") in steps
+    assert not [s for s in steps if s.kind == "file"]  # both compilers lie inside /usr, which is shown whole
+
+
 # --- for real, as root --------------------------------------------------------------------------------------
 
 needs_mounts = pytest.mark.skipif(

@@ -112,7 +112,7 @@ def compile_view(compilers: tuple[str, ...]) -> views.View:
         real = Path(compiler).resolve()
         if not str(real).startswith("/usr/"):
             folders.append(str(real.parent.parent))
-    return views.compile_view(folders)
+    return views.compile_view(folders, compilers)
 
 
 def _ldconfig() -> str:

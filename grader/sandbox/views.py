@@ -79,11 +79,13 @@ def cuda_worker(libraries: Iterable[str], driver_libraries: Iterable[str], nvidi
     return worker_view("cuda worker", [*libraries, *driver_libraries], folders=("/sys",), devices=nvidia_devices)
 
 
-def compile_view(toolchain_folders: Iterable[str]) -> View:
+def compile_view(toolchain_folders: Iterable[str], compilers: Iterable[str] = ()) -> View:
     """The compile: /usr and the toolchains' folders outside it (the loader's links /lib, /lib64, /bin come
-    along as the links they are, or as folders where they are folders)."""
+    along as the links they are, or as folders where they are folders), and each compiler by the path it is run
+    by, so that a link on the way to it outside those folders (/usr/local/cuda -> /etc/alternatives/cuda ->
+    /usr/local/cuda-13.0, as Debian's alternatives lay CUDA out) is made in the root too."""
     folders = {"/usr", *LOADER_FOLDERS, *toolchain_folders}
-    return View("compile", folders=tuple(sorted(_outermost(folders))))
+    return View("compile", files=tuple(compilers), folders=tuple(sorted(_outermost(folders))))
 
 
 def _outermost(folders: set[str]) -> set[str]:
