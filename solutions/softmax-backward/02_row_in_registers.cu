@@ -6,7 +6,11 @@
 // dX once: 12 bytes per element, the floor. The work per row decides the shape:
 //   N <= 32 * 4 * 8     a warp per row, 8 rows per 256-thread block, no __syncthreads at all
 //   N <= 1024 * 4 * 4   a block of 128..1024 threads per row, 16 floats of each input per thread
-//   longer              the row split into chunks of 4096: kernel 1 writes each chunk's partial dot product
+//   longer, many rows   a 1024-thread block per row streams it twice: the dot product, then the write. The
+//                       second read must come from L2, so the block reserves most of the SM's shared memory
+//                       (unused) to be the only one there: 132 rows of up to 256 KB each stay in the 50 MB L2
+//                       of an H100 between the two passes (more blocks per SM would push them out)
+//   longer, few rows    the row split into chunks of 4096: kernel 1 writes each chunk's partial dot product
 //                       into scratch memory, kernel 2 loads its chunk, adds the row's partials (in a fixed
 //                       order, so the result does not depend on timing) and writes (Y and dY read twice)
 #include <cuda_runtime.h>
@@ -48,7 +52,8 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 }
 
 // A strip: PACKS packs per thread, pack i at i * lanes + t of a row of n packs; slots past the end hold 0.
-template <int PACKS, class T>
+// LAST_USE: evict-first loads (the final read); otherwise plain loads, which stay in L2 for a second pass.
+template <int PACKS, bool LAST_USE = true, class T>
 __device__ __forceinline__ float load_strip(const T* __restrict__ y, const T* __restrict__ g, int n, int t, int lanes,
                                             T (&vy)[PACKS], T (&vg)[PACKS]) {
     float s = 0.f;
@@ -56,8 +61,8 @@ __device__ __forceinline__ float load_strip(const T* __restrict__ y, const T* __
     for (int i = 0; i < PACKS; ++i) {
         const int c = i * lanes + t;
         if (c < n) {
-            vy[i] = __ldcs(y + c);
-            vg[i] = __ldcs(g + c);
+            vy[i] = LAST_USE ? __ldcs(y + c) : y[c];
+            vg[i] = LAST_USE ? __ldcs(g + c) : g[c];
         } else {
             zero(vy[i]);
             zero(vg[i]);
@@ -107,7 +112,37 @@ __global__ void __launch_bounds__(THREADS) block_rows(const float* __restrict__ 
     store_strip<PACKS>(reinterpret_cast<T*>(dX + at), n, threadIdx.x, THREADS, vy, vg, d);
 }
 
-// Long rows: blockIdx.x = row * chunks + chunk, chunks of CHUNK floats.
+// Long rows, many of them: a block per row, two passes over it, the second from L2.
+constexpr int STREAM_THREADS = 1024;
+constexpr int STREAM_FLOATS = 16;  // of each input per thread per step
+constexpr int STREAM_RESERVE = 160 * 1024;  // dynamic shared memory asked for (unused): one block per SM
+
+template <bool VEC>
+__global__ void __launch_bounds__(STREAM_THREADS) stream_rows(const float* __restrict__ Y, const float* __restrict__ dY,
+                                                              float* __restrict__ dX, int N) {
+    using T = typename Pack<VEC>::T;
+    constexpr int PACKS = STREAM_FLOATS / Pack<VEC>::W;
+    constexpr int STEP = PACKS * STREAM_THREADS;  // packs per step of the block
+    __shared__ float scratch[33];
+    const size_t at = (size_t)blockIdx.x * N;
+    const T* y = reinterpret_cast<const T*>(Y + at);
+    const T* g = reinterpret_cast<const T*>(dY + at);
+    T* out = reinterpret_cast<T*>(dX + at);
+    const int n = N / Pack<VEC>::W;
+    float s = 0.f;
+    for (int base = 0; base < n; base += STEP) {
+        T vy[PACKS], vg[PACKS];
+        s += load_strip<PACKS, false>(y + base, g + base, n - base, threadIdx.x, STREAM_THREADS, vy, vg);
+    }
+    const float d = block_sum(s, scratch);
+    for (int base = 0; base < n; base += STEP) {
+        T vy[PACKS], vg[PACKS];
+        load_strip<PACKS>(y + base, g + base, n - base, threadIdx.x, STREAM_THREADS, vy, vg);
+        store_strip<PACKS>(out + base, n - base, threadIdx.x, STREAM_THREADS, vy, vg, d);
+    }
+}
+
+// Long rows, few of them: blockIdx.x = row * chunks + chunk, chunks of CHUNK floats.
 constexpr int SPLIT_THREADS = 256;
 constexpr int SPLIT_FLOATS = 16;  // of each input per thread
 constexpr int CHUNK = SPLIT_THREADS * SPLIT_FLOATS;
@@ -159,6 +194,16 @@ static float* partials_for(size_t count) {
     return buffer;
 }
 
+static int multiprocessors() {
+    static int count = 0;
+    if (count == 0) {
+        int device = 0;
+        cudaGetDevice(&device);
+        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
+    }
+    return count;
+}
+
 template <int PACKS, bool VEC>
 static void launch_warp_rows(const float* Y, const float* dY, float* dX, int M, int N) {
     warp_rows<PACKS, VEC><<<(M + WARP_ROWS - 1) / WARP_ROWS, 32 * WARP_ROWS>>>(Y, dY, dX, M, N);
@@ -176,7 +221,14 @@ static void dispatch(const float* Y, const float* dY, float* dX, int M, int N) {
     else if (packs <= 256 * P)      block_rows<256, P, VEC><<<M, 256>>>(Y, dY, dX, N);
     else if (packs <= 512 * P)      block_rows<512, P, VEC><<<M, 512>>>(Y, dY, dX, N);
     else if (packs <= 1024 * P)     block_rows<1024, P, VEC><<<M, 1024>>>(Y, dY, dX, N);
-    else {
+    else if (M >= multiprocessors()) {
+        static bool reserved = false;  // the attribute is set once per kernel
+        if (!reserved) {
+            cudaFuncSetAttribute(stream_rows<VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, STREAM_RESERVE);
+            reserved = true;
+        }
+        stream_rows<VEC><<<M, STREAM_THREADS, STREAM_RESERVE>>>(Y, dY, dX, N);
+    } else {
         const int chunks = (N + CHUNK - 1) / CHUNK;
         const int blocks = M * chunks;  // M * N <= 2^28: at most 2^16 + M blocks
         float* partials = partials_for((size_t)blocks);
