@@ -165,3 +165,21 @@ def test_a_tests_tolerance_scale_loosens_that_test_alone():
         assert problem.tolerances_for(size_set) == (scale * atol, scale * rtol)
     others = [t for p in load_all() for t in p.tests if p.slug != "attention-backward"]
     assert all(t.tolerance_scale == 1 for t in others)
+
+
+@pytest.mark.parametrize("slug", [p.slug for p in load_all()])
+def test_the_reference_computes_on_the_device_of_its_inputs(slug):
+    # The check runs reference.py on the GPU where there is one; a tensor made on the CPU inside it (a bare
+    # torch.arange) fails only there. On PyTorch's meta device every such mix fails here as it would there.
+    problem = load_problem(slug)
+    size_set = problem.tests_for("cuda")[0]
+    arrays = check.make_inputs(problem, size_set, case_seed=1, call=0)
+    inputs = {p.name: arrays[p.name].reshape(problem.shape(p, size_set.sizes)).to("meta") for p in problem.input_params}
+    as_float64 = {name: t.double() if t.is_floating_point() else t for name, t in inputs.items()}
+    module = problem.reference_module
+    outputs = module.reference(**as_float64, **size_set.sizes)
+    answers = [outputs, module.baseline(**inputs, **size_set.sizes)]
+    answers += list(module.null_answers(**as_float64, **size_set.sizes).values())
+    for answer in answers:
+        for tensor in answer if isinstance(answer, (tuple, list)) else (answer,):
+            assert tensor.device.type == "meta"

@@ -25,7 +25,7 @@ def rotate(x, cos, sin):
 
 def angles(pos, D, exponent=2):
     """pos * theta_i in float64, T x D/2 (`exponent` 1 makes the mistake of theta_i = BASE^(-i/D))."""
-    theta = BASE ** (-exponent * torch.arange(0, D // 2, dtype=torch.float64) / D)
+    theta = BASE ** (-exponent * torch.arange(0, D // 2, dtype=torch.float64, device=pos.device) / D)
     return pos.to(torch.float64)[:, None] * theta
 
 
@@ -53,7 +53,7 @@ def null_answers(Q, K, pos, T, H, HK, D):
         c, s = a.cos()[:, None, :], a.sin()[:, None, :]
         return torch.stack([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1).flatten(-2)
 
-    index = angles(torch.arange(T), D)
+    index = angles(torch.arange(T, device=pos.device), D)
     slow = angles(pos, D, exponent=1)
     answers = {
         "no rotation": (Q.clone(), K.clone()),
@@ -70,7 +70,7 @@ def null_answers(Q, K, pos, T, H, HK, D):
 
 def float32_angles(pos, D):
     """A model's rotary module in float32: theta_i rounded to float32, pos * theta_i rounded to float32."""
-    theta = frequencies(D, torch.float32)
+    theta = frequencies(D, torch.float32, pos.device)
     return pos.to(torch.float32)[:, None] * theta
 
 
@@ -107,7 +107,7 @@ def low_precision(Q, K, pos, T, H, HK, D):
     """What the tolerance must reject on the tests marked reject_low_precision."""
     q, k = reference(Q.double(), K.double(), pos, T, H, HK, D)
     a32 = float32_angles(pos, D)
-    theta32 = frequencies(D, torch.float32).double()
+    theta32 = frequencies(D, torch.float32, pos.device).double()
     a_theta32 = pos.to(torch.float64)[:, None] * theta32
     return {
         "FP16 results": (fp16(q.float()), fp16(k.float())),
