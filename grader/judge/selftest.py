@@ -47,9 +47,13 @@ def selftest(
     rows = []
     for problem in problems:
         for track in tracks:
-            rows += _solutions(problem, track, say)
-            say(f"{problem.slug} ({track}): null answers")
-            rows += _null_answers(problem, track)
+            try:
+                rows += _solutions(problem, track, say)
+                say(f"{problem.slug} ({track}): null answers")
+                rows += _null_answers(problem, track)
+            except Exception as error:  # a broken reference.py: say so and go on to the other problems
+                detail = f"{type(error).__name__}: {error}"
+                rows.append(SelftestRow(problem.slug, track, "reference.py", "", "error", False, detail))
     return rows
 
 
