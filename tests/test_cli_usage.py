@@ -193,3 +193,21 @@ def test_a_source_that_is_not_text_is_refused_at_intake(content, says, tmp_path)
     assert json.loads(result.stdout)["status"] == "usage_error"
     assert says in " ".join(result.output.split())
     assert not (tmp_path / "results.db").exists()  # nothing compiled, run or stored
+
+
+def test_an_option_whose_metavar_is_its_name_says_its_name():
+    # typer 0.27 named such an option by its metavar: `port: int = typer.Option(8000, metavar="PORT")` became
+    # --PORT, and `grader serve --port 0` a usage error on a GPU image that has that typer.
+    import ast
+
+    for path in (REPO / "grader" / "cli").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.arguments):
+                continue
+            for arg, default in zip(node.args[len(node.args) - len(node.defaults) :], node.defaults):
+                if not (isinstance(default, ast.Call) and getattr(default.func, "attr", "") == "Option"):
+                    continue
+                metavar = next((k.value for k in default.keywords if k.arg == "metavar"), None)
+                names = [a.value for a in default.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
+                if isinstance(metavar, ast.Constant) and metavar.value == arg.arg.upper():
+                    assert names, f"{path.name}: option {arg.arg} has metavar {metavar.value} and no explicit name"

@@ -133,7 +133,7 @@ def leaderboard_command(
 
 def history(
     user: str | None = typer.Option(None, metavar="NAME", help="Only this user's submissions."),
-    problem: str | None = typer.Option(None, metavar="PROBLEM", help="Only this problem."),
+    problem: str | None = typer.Option(None, "--problem", metavar="PROBLEM", help="Only this problem."),
     limit: int = typer.Option(50, metavar="N", help="At most this many, newest first."),
     as_json: bool = JSON,
     db: str | None = DB,

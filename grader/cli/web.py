@@ -20,7 +20,7 @@ from grader.cli.results import DB, _database, serve_static
 
 
 def serve(
-    port: int = typer.Option(8000, metavar="PORT", help="Port to listen on (0: any free one)."),
+    port: int = typer.Option(8000, "--port", metavar="PORT", help="Port to listen on (0: any free one)."),
     host: str = typer.Option("127.0.0.1", metavar="ADDRESS", help="Address to listen on (0.0.0.0: every one)."),
     db: str | None = DB,
     queue: str | None = typer.Option(
@@ -134,7 +134,7 @@ def users_admin(
 
 
 @users_app.command("token")
-def users_token(name: str, label: str = typer.Option("cli", metavar="LABEL"), db: str | None = DB):
+def users_token(name: str, label: str = typer.Option("cli", "--label", metavar="LABEL"), db: str | None = DB):
     """Make an API token for a user and print it (shown this once)."""
     from grader.web import accounts
 
