@@ -16,11 +16,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_the_figures_are_the_codes():
-    assert call_rules.ALIGN == supervised.ALIGN
+    assert call_rules.ALIGN == supervised.PAGE
     rules = dict(call_rules.RULES)
     assert request.DRAWS_PER_TEST == 2 and "twice per test" in rules["Many calls, one process"]
     assert f"exactly {CPU_THREADS} threads" in rules["Threads (CPU track)"]
-    assert f"{supervised.ALIGN}-byte boundary" in rules["Alignment"]
+    assert f"{supervised.PAGE}-byte boundary" in rules["Alignment"]
 
 
 def test_grader_show_states_the_rules():

@@ -24,7 +24,7 @@ H100 = ceilings.Ceilings(3.2e12, 5.1e13, 5.0e13, 3.35e12, 5.35e14, "H100 (test)"
 @pytest.fixture
 def judged(monkeypatch):
     monkeypatch.setattr(pipeline.ceilings, "for_track", lambda track: H100)
-    monkeypatch.setattr(pipeline, "_audit", lambda problem, case, out: "")
+    monkeypatch.setattr(pipeline, "_audit", lambda *args: "")
 
     def judge(slug: str, out: Path, claim_ms: float):
         problem = load_problem(slug)
