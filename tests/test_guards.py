@@ -2,7 +2,8 @@
 harness/worker.cpp) and the grader's reading of their record (grader/judge/guards.py): a write past either end of
 an output or an input, by one element or by a whole block, is recorded with where it began and how far it went;
 a write that runs past the canary faults on the worker's PROT_NONE fence, and one that unprotects the fence first
-is still seen by the canary; an honest call leaves no record; and a malformed record is refused, never a crash.
+is still seen by the canary; an honest call leaves no record; the pipeline's verdict names the test or the timed
+call, the buffer and the span; and a malformed record is refused, never a crash.
 
 The runs drive the supervisor directly with small libraries (tests/test_supervisor.py's helpers): buffer 0 is
 the input, buffer 1 the output, of COUNT float32 elements each. Needs g++; the sandbox's uid switch needs root.
@@ -15,9 +16,12 @@ import secrets
 import pytest
 from test_supervisor import _request, _run, folders  # noqa: F401 (folders is a fixture)
 
-from grader.judge import guards
+from grader.judge import guards, pipeline
 from grader.problems.catalog import load_problem
 from grader.run import request, supervised
+from grader.sandbox.base import Outcome
+from grader.verdict.model import Verdict
+from grader.verdict.status import Status
 
 COUNT = 1000  # 4000 bytes: the buffer's page leaves 24 floats of padding before the TRAIL
 
@@ -138,3 +142,42 @@ def test_a_malformed_record_is_refused_not_a_crash(tmp_path, text):
     (tmp_path / guards.RECORD).write_bytes(text.encode("utf-8", "surrogateescape"))
     with pytest.raises(guards.Malformed):
         guards.read(tmp_path, problem, cases)
+
+
+# --- the verdict the pipeline gives ------------------------------------------------------------------------------
+
+
+def _judged(out, cases, problem) -> Verdict:
+    verdict = Verdict(status=Status.ACCEPTED, message="", problem=problem.slug, track="cpu", submission_id="t")
+    (out / "progress").write_text("loading\nloaded\n" + "".join(f"case {c.name} 0.0\n" for c in cases))
+    pipeline._judge(verdict, problem, "cpu", cases, out, Outcome(returncode=-9, wall_s=1.0), [])
+    return verdict
+
+
+def test_a_test_that_wrote_past_the_end_is_a_wrong_answer_that_says_so(tmp_path):
+    problem, cases = _vector_add_cases()
+    (tmp_path / guards.RECORD).write_text(f"{cases[0].name} 1 2 after 1020 1\n")
+    verdict = _judged(tmp_path, cases, problem)
+    assert verdict.status == Status.WRONG_ANSWER
+    assert verdict.message == (
+        "test one_element (N=1): wrote 1020 bytes past the end of C (first at element 1) (second input draw)"
+    )
+    assert [t.status for t in verdict.tests] == [Status.WRONG_ANSWER]
+
+
+def test_a_timed_call_that_wrote_before_the_start_is_a_wrong_answer_of_its_benchmark(tmp_path):
+    problem = load_problem("vector-add")
+    bench = problem.benchmarks_for("cpu")[0]
+    (tmp_path / guards.RECORD).write_text(f"{bench.name} 7 2 before 4 -1\n")
+    verdict = _judged(tmp_path, [request.Case(bench.name, bench, "bench", 0)], problem)
+    assert verdict.status == Status.WRONG_ANSWER
+    assert verdict.message == (
+        "benchmark vec_16m (N=16777216): timed call 7 wrote 4 bytes before the start of C (first at element -1)"
+    )
+
+
+def test_a_malformed_record_is_a_rejected_verdict(tmp_path):
+    problem, cases = _vector_add_cases()
+    (tmp_path / guards.RECORD).write_text("one_element 0 2 after 4 0\n")  # element 0 is inside C
+    verdict = _judged(tmp_path, cases, problem)
+    assert verdict.status == Status.REJECTED and "guard record is malformed" in verdict.message
