@@ -11,7 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 from grader.web import accounts, security
 from grader.web.accounts import AccountError, User
 from grader.web.auth import config, session_user
-from grader.web.rendering import back_to_login, csrf_refusal, message, page
+from grader.web.rendering import back_to_login, message, page, require_csrf
 
 router = APIRouter(include_in_schema=False)
 
@@ -40,9 +40,7 @@ def login_form(request: Request, next: str = "/"):
 def login(
     request: Request, csrf: str = Form(""), name: str = Form(""), password: str = Form(""), next: str = Form("/")
 ):
-    refused = csrf_refusal(request, csrf)
-    if refused:
-        return refused
+    require_csrf(request, csrf)
     user = accounts.authenticate(name, password, config(request).db_url)
     if user is None:
         return page(
@@ -62,9 +60,7 @@ def register_form(request: Request):
 def register(
     request: Request, csrf: str = Form(""), name: str = Form(""), password: str = Form(""), next: str = Form("/")
 ):
-    refused = csrf_refusal(request, csrf)
-    if refused:
-        return refused
+    require_csrf(request, csrf)
     if not config(request).registration:
         return message(request, 403, "Registration is closed", "Ask the judge's admins for an account.")
     try:
@@ -76,9 +72,7 @@ def register(
 
 @router.post("/logout")
 def logout(request: Request, csrf: str = Form("")):
-    refused = csrf_refusal(request, csrf)
-    if refused:
-        return refused
+    require_csrf(request, csrf)
     token = request.cookies.get(security.SESSION_COOKIE)
     if token:
         accounts.end_session(token, config(request).db_url)
@@ -101,9 +95,7 @@ def account(request: Request):
 
 @router.post("/account/tokens")
 def make_token(request: Request, csrf: str = Form(""), label: str = Form("")):
-    refused = csrf_refusal(request, csrf)
-    if refused:
-        return refused
+    require_csrf(request, csrf)
     user = session_user(request)
     if user is None:
         return back_to_login(request)
@@ -114,9 +106,7 @@ def make_token(request: Request, csrf: str = Form(""), label: str = Form("")):
 
 @router.post("/account/tokens/{token_id}/revoke")
 def revoke_token(request: Request, token_id: int, csrf: str = Form("")):
-    refused = csrf_refusal(request, csrf)
-    if refused:
-        return refused
+    require_csrf(request, csrf)
     user = session_user(request)
     if user is None:
         return back_to_login(request)

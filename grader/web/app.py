@@ -45,6 +45,7 @@ def create_app(config: WebConfig, judge: str | None = None) -> FastAPI:
     app.state.secret = security.secret(config.data_dir)
     app.state.env = rendering.environment()
     app.state.judge = judge or socket.gethostname()
+    app.add_exception_handler(security.CsrfRefused, rendering.csrf_refused)
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(account_pages.router)

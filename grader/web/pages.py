@@ -24,7 +24,7 @@ from grader.web import display, job_queue, submitting, verdicts
 from grader.web.accounts import User
 from grader.web.auth import config, session_user
 from grader.web.quotas import Refused
-from grader.web.rendering import back_to_login, common, csrf_refusal, message, page
+from grader.web.rendering import back_to_login, common, message, page, require_csrf
 
 router = APIRouter(include_in_schema=False)
 
@@ -110,9 +110,7 @@ def signed_file(request: Request, submission_id: str):
 
 @router.post("/submissions/{submission_id}/public")
 def post_public(request: Request, submission_id: str, csrf: str = Form(""), public: str = Form("no")):
-    refused = csrf_refusal(request, csrf)
-    if refused:
-        return refused
+    require_csrf(request, csrf)
     user, db_url = session_user(request), config(request).db_url
     found = verdicts.flags(submission_id, db_url)
     if user is None or found is None or not (user.is_admin or user.name == found["user"]):
@@ -123,9 +121,7 @@ def post_public(request: Request, submission_id: str, csrf: str = Form(""), publ
 
 @router.post("/submissions/{submission_id}/hide")
 def post_hide(request: Request, submission_id: str, csrf: str = Form(""), reason: str = Form("")):
-    refused = csrf_refusal(request, csrf)
-    if refused:
-        return refused
+    require_csrf(request, csrf)
     user, db_url = session_user(request), config(request).db_url
     if user is None or not user.is_admin:
         return message(request, 403, "Admins only", "Only an admin hides submissions from the leaderboards.")
@@ -177,9 +173,7 @@ async def submit(
     source: str = Form(""),
     upload: UploadFile | None = None,
 ):
-    refused = csrf_refusal(request, csrf)
-    if refused:
-        return refused
+    require_csrf(request, csrf)
     user = session_user(request)
     if user is None:
         return back_to_login(request)

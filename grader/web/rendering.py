@@ -1,6 +1,6 @@
 """How the web judge's pages are made: the templates (the site's, with grader/web/templates/ first), what every
 page's frame needs (the user, this browser's CSRF token), and the answers every page module shares: a message
-page, the CSRF check of a form post, the way to the login page."""
+page, the CSRF check of a form post (and its refusal), the way to the login page."""
 
 from __future__ import annotations
 
@@ -47,9 +47,11 @@ def back_to_login(request: Request) -> RedirectResponse:
     return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
 
 
-def csrf_refusal(request: Request, token: str) -> Response | None:
-    try:
-        security.check_csrf(request, request.app.state.secret, token)
-    except security.CsrfRefused as error:
-        return message(request, 403, "Form refused", str(error))
-    return None
+def require_csrf(request: Request, token: str) -> None:
+    """A form post goes on only with this browser's CSRF token and from this origin; else security.CsrfRefused,
+    which the app answers with `csrf_refused` whatever the page."""
+    security.check_csrf(request, request.app.state.secret, token)
+
+
+def csrf_refused(request: Request, error: Exception) -> Response:
+    return message(request, 403, "Form refused", str(error))
