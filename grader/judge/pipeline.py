@@ -387,9 +387,11 @@ def _judge(
             f"benchmark {overrun.case} ({sizes}): timed call {overrun.call} {overrun.describe()}",
         )
 
-    if failure is None and not finished:
-        where = _where_it_stopped(lines)
-        failure = _crash_message(outcome, where)
+    if failure is None and not finished:  # the first failure in run order: a benchmark the run finished first
+        completed = run_phases.case_windows(lines)
+        benchmarks_before = [case for case in cases if case.kind == "bench" and case.name in completed]
+        failure = _judge_benchmarks(verdict, problem, track, benchmarks_before, out, outcome, samples)
+        failure = failure or _crash_message(outcome, _where_it_stopped(lines))
     if failure is None:
         failure = _judge_benchmarks(verdict, problem, track, cases, out, outcome, samples)
     if failure:

@@ -9,6 +9,8 @@
 // hundreds of times faster than the same code's honest time. With the supervisor, the worker is frozen while
 // inputs and poison are written, and thawed only when the clock runs: the thread cannot get ahead of solve,
 // so the audited samples are unwritten (wrong_answer) and the empty calls fall below the floor (rejected).
+// Its thread goes on reading the old output's address in the next benchmark, where a guard's fence page may
+// lie (a SIGSEGV): the verdict still names block_1k_4k, the first failure in run order.
 #include <atomic>
 #include <cmath>
 #include <cstdint>
