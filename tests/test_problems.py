@@ -12,13 +12,15 @@ import torch
 import yaml
 from typer.testing import CliRunner
 
+from grader import tracks
 from grader.build import python_check
 from grader.cli.main import app
 from grader.judge import check
 from grader.problems.catalog import load_all, load_problem
-from grader.problems.spec import TRACKS, SpecError
-from grader.problems.tracks import EXTENSIONS, is_python
+from grader.problems.spec import SpecError
 from grader.toolchain import detect
+
+TRACKS = tracks.names()
 
 SLUGS = [
     "attention",
@@ -102,11 +104,13 @@ COMPILERS = {
 def test_init_writes_a_starter_that_compiles(slug, track, tmp_path):
     if track == "cuda" and not detect().nvcc:
         pytest.skip("no nvcc")
-    target = tmp_path / f"starter{EXTENSIONS[track]}"
+    target = tmp_path / f"starter{tracks.get(track).extension}"
     result = runner.invoke(app, ["init", slug, "--track", track, "-o", str(target)])
     assert result.exit_code == 0, result.output
     assert load_problem(slug).prototype(track=track) in target.read_text()
-    if is_python(track):  # the Python tracks' compile stage: byte-compiled and checked against the track's rules
+    if tracks.get(
+        track
+    ).is_python:  # the Python tracks' compile stage: byte-compiled and checked against the track's rules
         checked = python_check.check(load_problem(slug), target.read_bytes(), target.name, track)
         assert (checked.compile_error, checked.refused) == ("", "")
         return

@@ -30,12 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import identity, torch_import
+from grader import identity, torch_import, tracks
 from grader.build import compiler
 from grader.judge import check, guards, run_phases
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
-from grader.problems.tracks import cpu_environment, device, is_python
 from grader.run import binaries, python_interpreter, python_layout, request, supervised
 from grader.run import inputs as gen
 from grader.sandbox import base, container, runtime_libraries, views
@@ -99,7 +98,9 @@ def grade(
         toolchain={
             "compiler": run.compiler(track),
             "sandbox": how,
-            "flags": "" if is_python(track) else " ".join(compiler.submission_flags(track, tools, in_container)[1:]),
+            "flags": ""
+            if tracks.get(track).is_python
+            else " ".join(compiler.submission_flags(track, tools, in_container)[1:]),
         },
         device=_device(track, tools),
         grader_version=identity.grader_build(),
@@ -154,9 +155,7 @@ def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verd
 
 
 def _device(track: str, tools) -> dict:
-    if device(track) == "cuda" and tools.gpu:
-        return {"name": tools.gpu.name, "driver": tools.gpu.driver, "compute_capability": tools.gpu.compute_capability}
-    return {"name": tools.cpu_model, "driver": "", "compute_capability": ""}
+    return tracks.get(track).device.describe(tools)
 
 
 # --- running the harness -------------------------------------------------------------------------------------
@@ -164,7 +163,7 @@ def _device(track: str, tools) -> dict:
 
 def _wall_limit_s(tests_limit_s: float, track: str, cases: list[request.Case]) -> float:
     benches = sum(1 for c in cases if c.kind == "bench")
-    return tests_limit_s + benches * (3 * request.BENCH_BUDGET_MS[device(track)] / 1000 + 20)
+    return tests_limit_s + benches * (3 * tracks.get(track).device.bench_budget_ms / 1000 + 20)
 
 
 def _run_harness(
@@ -172,7 +171,8 @@ def _run_harness(
 ):
     """(working folder, trusted folder of the records to judge, the sandbox's outcome, telemetry samples)."""
     in_container = base.in_container(run)
-    if is_python(track):
+    chosen = tracks.get(track)
+    if chosen.is_python:
         if in_container:
             raise supervised.JudgeError(
                 f"the {track} track runs in the local sandbox only: its worker is not in the image yet"
@@ -189,7 +189,7 @@ def _run_harness(
         uid, workdir = _new_run_folder(((binaries.worker(track, run), "worker"), (library, "lib.so")))
         worker, library_name = ("./worker",), "lib.so"
     sizes = [[request.buffer_bytes(problem, p, c.size_set.sizes) for p in problem.pointer_params] for c in cases]
-    env = _python_env(workdir) if is_python(track) else _cuda_env(workdir) if track == "cuda" else cpu_environment()
+    env = chosen.environment(workdir)
     if in_container:
         env.pop("CUDA_VISIBLE_DEVICES", None)  # the container sees the one GPU it was given
     sampler = _sampler(track, cases)
@@ -205,7 +205,7 @@ def _run_harness(
                 uid=uid,
                 env=env,
                 track=track,
-                gpu=container.gpu_index() if track == "cuda" and in_container else None,
+                gpu=container.gpu_index() if chosen.device.gpu and in_container else None,
                 worker=worker,
                 # The check stage needs PyTorch: import it while the run is only waited for. Started sooner, the
                 # import holds the GIL against this thread's file reads and forks (the build digest, the
@@ -246,7 +246,7 @@ def _new_python_run_folder(problem: Problem, source: Path, cases: list[request.C
 def _worker_view(track: str, run: container.Backend) -> views.View | None:
     """The minimal root of a compiled worker in the local sandbox (docs/security.md); None where the view stays
     the host's, read-only: the Python tracks (their interpreter and frameworks) and the container (its image)."""
-    if is_python(track) or base.in_container(run):
+    if tracks.get(track).is_python or base.in_container(run):
         return None
     tools = detect()
     try:
@@ -254,7 +254,7 @@ def _worker_view(track: str, run: container.Backend) -> views.View | None:
             track,
             binaries.worker(track, run),
             tuple(compiler.submission_flags(track, tools)),
-            tools.cuda_lib_dir if track == "cuda" else "",
+            tools.cuda_lib_dir if tracks.get(track).device.gpu else "",
         )
     except runtime_libraries.ViewError as error:
         raise supervised.JudgeError(f"the worker's minimal root could not be found on this host: {error}") from None
@@ -267,31 +267,13 @@ def _limits(
         view=view,
         wall_s=_wall_limit_s(tests_limit_s, track, cases),
         memory_bytes=HARNESS_MEMORY,
-        address_space_bytes=HARNESS_MEMORY if device(track) == "cpu" else None,  # CUDA reserves far more than it uses
+        address_space_bytes=None if tracks.get(track).device.gpu else HARNESS_MEMORY,  # CUDA reserves far more
     )
 
 
 def _sampler(track: str, cases: list[request.Case]) -> telemetry.Sampler | None:
     """NVML samples during a run that times benchmarks on the GPU (clocks, power, throttling), else none."""
-    return telemetry.Sampler() if device(track) == "cuda" and any(c.kind == "bench" for c in cases) else None
-
-
-def _cuda_env(workdir: Path) -> dict[str, str]:
-    """What the CUDA runtime needs in the sandbox: its libraries, a JIT cache of the run's own, and the GPU the
-    grader itself was given (a worker pinned to one GPU)."""
-    env = {"LD_LIBRARY_PATH": detect().cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")}
-    if os.environ.get("CUDA_VISIBLE_DEVICES"):
-        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
-    return env
-
-
-def _python_env(workdir: Path) -> dict[str, str]:
-    """The CUDA environment, and the JIT caches of Triton and CuPy in the run's own bounded folder: nothing one
-    submission compiles is seen by another."""
-    cuda = _cuda_env(workdir)
-    root = str(Path(cuda["LD_LIBRARY_PATH"]).parent) if cuda["LD_LIBRARY_PATH"] else ""
-    caches = {"TRITON_CACHE_DIR": str(workdir / ".triton"), "CUPY_CACHE_DIR": str(workdir / ".cupy")}
-    return {**cuda, **caches, **({"CUDA_PATH": root} if root else {})}
+    return telemetry.Sampler() if tracks.get(track).device.gpu and any(c.kind == "bench" for c in cases) else None
 
 
 # --- judging what came back ----------------------------------------------------------------------------------
@@ -509,24 +491,24 @@ def _judge_benchmarks(
             )
         tail_overhead = header["tail_overhead_ms"]
         median_tail = float(np.median([row[2] for row in rows]))
-        if device(track) == "cuda" and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
+        on_gpu = tracks.get(track).device.gpu
+        if on_gpu and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
             return Status.REJECTED, (
                 f"{name}: device work went on {median_tail:.3f} ms after solve returned "
                 f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
                 "so it is not allowed"
             )
-        on_gpu = device(track) == "cuda"
         bound_ms = _clock_bound_ms(out / f"{case.name}.bound") if on_gpu else None
         if on_gpu:
             if bound_ms is None:
                 return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
-            least_ms = least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"], is_python(track))
+            least_ms = least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"], tracks.get(track).is_python)
             if median_ms < least_ms:
                 return Status.REJECTED, (
                     f"{name}: the program's own timer claims {median_ms * 1e3:.2f} us per call, but the judge's "
                     f"clock allows no less than {least_ms * 1e3:.2f} us (a forged or patched timer)"
                 )
-        audit = _audit(problem, case, out, _sampled_calls(rows, batch), request.AUDITS_PER_BENCHMARK[device(track)])
+        audit = _audit(problem, case, out, _sampled_calls(rows, batch), tracks.get(track).device.audits_per_benchmark)
         if audit:
             return Status.WRONG_ANSWER, f"{name}: {audit}"
         mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")

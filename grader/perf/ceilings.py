@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from grader.problems.tracks import device
+from grader import tracks
 
 TENSOR_TF32_OVER_FP32 = 8  # Hopper/Ampere dense TF32 tensor-core rate over the FP32 FMA rate
 TENSOR_FP16_OVER_TF32 = 2  # dense FP16/BF16 tensor-core rate over TF32 (H100: 989 against 495 TFLOP/s)
@@ -81,12 +81,12 @@ NONE = Ceilings(None, None, None, None, None, "no ceilings for this track")
 
 def for_track(track: str) -> Ceilings:
     """The measured ceilings of the device `track` runs on (the GPU's for cuda, triton and cupy)."""
-    return _for_device(device(track))
+    return _for_device(tracks.get(track).device.gpu)
 
 
 @functools.lru_cache(maxsize=2)
-def _for_device(on: str) -> Ceilings:
-    return gpu_ceilings() if on == "cuda" else cpu_ceilings()
+def _for_device(gpu: bool) -> Ceilings:
+    return gpu_ceilings() if gpu else cpu_ceilings()
 
 
 def cpu_ceilings() -> Ceilings:

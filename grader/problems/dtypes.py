@@ -18,6 +18,8 @@ them after a memcpy): the starter file carries the conversion helpers (`grader i
 
 from __future__ import annotations
 
+from grader import tracks
+
 FLOAT16_MAX = 65504.0  # the largest finite half: f16 inputs must stay within it (no value rounds to Inf)
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
@@ -25,13 +27,6 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 ELEMENTS = {"float": "f32", "__half": "f16", "__nv_bfloat16": "bf16", "int": "i32"}
 POINTER_TYPES = tuple(f"{const}{name}*" for name in ELEMENTS for const in ("const ", ""))
 CPU_NAMES = {"__half": "uint16_t", "__nv_bfloat16": "uint16_t"}
-CUDA_HEADERS = {"f16": "#include <cuda_fp16.h>\n", "bf16": "#include <cuda_bf16.h>\n"}
-# the Python tracks: each buffer's array type and element dtype, by track and request token
-ARRAY_TYPES = {"triton": "torch.Tensor", "cupy": "cupy.ndarray"}
-PYTHON_DTYPES = {
-    "triton": {"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32"},
-    "cupy": {"f32": "cupy.float32", "f16": "cupy.float16", "bf16": "cupy.uint16", "i32": "cupy.int32"},
-}
 
 
 def element(type_: str) -> str:
@@ -50,7 +45,8 @@ def is_input(type_: str) -> bool:
 
 def c_type(type_: str, track: str) -> str:
     """The C type a `track` submission declares for a spec type ('const __half*' -> 'const uint16_t*' on cpu)."""
-    if track != "cpu" or not type_.endswith("*"):
+    compiled = tracks.get(track).compiled
+    if compiled is None or not compiled.half_as_bits or not type_.endswith("*"):
         return type_
     name = element(type_)
     return type_.replace(name, CPU_NAMES.get(name, name))
@@ -58,12 +54,19 @@ def c_type(type_: str, track: str) -> str:
 
 def python_type(type_: str, track: str) -> str:
     """The annotation of a parameter on a Python track: `int` for a size, else the track's array type."""
-    return "int" if type_ == "int" else ARRAY_TYPES[track]
+    return "int" if type_ == "int" else _framework(track).array_type
 
 
 def python_dtype(token_: str, track: str) -> str:
     """The element dtype of a buffer on a Python track ('bf16' -> 'cupy.uint16' on cupy: raw bits)."""
-    return PYTHON_DTYPES[track][token_]
+    return _framework(track).dtypes[token_]
+
+
+def _framework(track: str) -> tracks.base.PythonFramework:
+    framework = tracks.get(track).python
+    if framework is None:
+        raise ValueError(f"the {track} track is not a Python track")
+    return framework
 
 
 def check_bounds(token_: str, low: float, high: float) -> None:
@@ -129,9 +132,10 @@ static inline uint16_t float_to_bf16(float f) {
 
 
 def includes(tokens: set[str], track: str) -> str:
-    """What a `track` submission with buffers of these types includes first (and, on the CPU, the helpers)."""
-    if track == "cuda":
-        return "".join(CUDA_HEADERS[t] for t in ("f16", "bf16") if t in tokens)
-    if tokens & {"f16", "bf16"}:
-        return "#include <cstdint>\n#include <cstring>\n\n" + CPU_HELPERS
-    return ""
+    """What a `track` submission with buffers of these types includes first (and, where 16-bit floats are raw
+    bits, the helpers that convert them)."""
+    compiled = tracks.get(track).compiled
+    if compiled is None:
+        return ""
+    helpers = CPU_HELPERS if compiled.half_as_bits and tokens & {"f16", "bf16"} else ""
+    return compiled.headers(tokens) + helpers

@@ -9,6 +9,7 @@ import math
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from grader.problems import dtypes, expr
+from grader.tracks import cuda
 
 
 class _Strict(BaseModel):
@@ -36,7 +37,7 @@ class Param(_Strict):
         """The element type's request token: f32, f16, bf16 or i32 (grader/problems/dtypes.py)."""
         return "i32" if self.type == "int" else dtypes.token(self.type)
 
-    def c_type(self, track: str = "cuda") -> str:
+    def c_type(self, track: str = cuda.NAME) -> str:
         """The type a `track` submission declares (16-bit floats are uint16_t bits on the CPU track)."""
         return dtypes.c_type(self.type, track)
 

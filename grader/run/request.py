@@ -22,16 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader import tracks
 from grader.problems.spec import Problem, SizeSet
-from grader.problems.tracks import device
 from grader.run import inputs as gen
 
 DRAWS_PER_TEST = 2  # each test runs twice on independent inputs: a cache keyed on anything fails
-BENCH_BUDGET_MS = {"cuda": 2000, "cpu": 3000}  # by device (grader/problems/tracks.py): triton and cupy are cuda
-BENCH_SAMPLES = {"cuda": (30, 300), "cpu": (5, 30)}  # GPU: 10 let a 95 us median move 1.2% between gradings
-# Samples audited per benchmark, a uniform draw (supervision.h, Audits; docs/security.md, "Audits"): each costs a
-# float64 reference on the grader's side. A cheat wrong on most samples escapes all three with probability < 1/8.
-AUDITS_PER_BENCHMARK = {"cuda": 3, "cpu": 3}
 
 
 @dataclass
@@ -61,17 +56,15 @@ def buffer_bytes(problem: Problem, param, sizes: dict[str, int]) -> int:
 def build(problem: Problem, track: str, cases: list[Case]) -> str:
     """The cases as the supervisors (keyed cases) or the in-process harness read them."""
     lines = [] if any(case.keyed for case in cases) else ["library ./lib.so", "outdir ./out"]
-    on = device(track)
-    low, high = BENCH_SAMPLES[on]
+    on = tracks.get(track).device  # its budget, samples and audits (grader/tracks/devices.py)
+    low, high = on.bench_samples
     for case in cases:
         sizes = case.size_set.sizes
         secret = "{:x} {:x}".format(*gen.key_words(case.seed)) if case.keyed else f"{case.seed:x}"
         if case.kind == "check":
             lines.append(f"case {case.name} check {secret} {DRAWS_PER_TEST}")
         else:
-            lines.append(
-                f"case {case.name} bench {secret} {low} {high} {BENCH_BUDGET_MS[on]} {AUDITS_PER_BENCHMARK[on]}"
-            )
+            lines.append(f"case {case.name} bench {secret} {low} {high} {on.bench_budget_ms} {on.audits_per_benchmark}")
         ints = [str(sizes[name]) for name in problem.size_names]
         lines.append(f"ints {len(ints)} {' '.join(ints)}")
         lines.append(f"buffers {len(problem.pointer_params)}")

@@ -16,16 +16,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from grader import settings
+from grader import tracks
 from grader.problems.catalog import load_slug
 from grader.problems.spec import SpecError
-from grader.problems.tracks import TRACKS, device, track_of
 from grader.scale import intake, job_table, jobs
 from grader.scale.celery_app import redacted_broker_url, send
 from grader.scale.intake import SourceError
 from grader.scale.job_table import DONE, FAILED, QUEUED
 from grader.scale.jobs import Job
-from grader.toolchain import default_track
 
 DEFAULT_WAIT_S = 3600.0  # how long --wait (and so `grader submit --workers`) waits for a verdict by default
 
@@ -39,7 +37,7 @@ class BrokerUnreachable(Exception):
 
 
 def default_queue(track: str) -> str:
-    return "cpu" if device(track) == "cpu" else settings.QUEUE.get()
+    return tracks.get(track).device.queue()
 
 
 def job_for_file(
@@ -60,9 +58,9 @@ def job_for_file(
         raise RequestError(f"unknown mode {mode!r} (modes: {', '.join(jobs.MODES)})")
     if not file.is_file():
         raise RequestError(f"no such file: {file}")
-    chosen = track or track_of(file) or default_track()
-    if chosen not in TRACKS:
-        raise RequestError(f"unknown track {chosen!r} (tracks: {', '.join(TRACKS)})")
+    chosen = track or tracks.of_file(file) or tracks.default()
+    if chosen not in tracks.names():
+        raise RequestError(f"unknown track {chosen!r} (tracks: {', '.join(tracks.names())})")
     try:
         source = intake.read_source(file)
     except SourceError as error:

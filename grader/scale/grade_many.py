@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from grader import identity
-from grader.problems.tracks import device
+from grader import identity, tracks
 from grader.records import storage
 from grader.records.errors import StorageError
 from grader.scale import jobs, scheduler, topology
@@ -210,6 +209,6 @@ def _stopped(error: Exception, out: Path | None, summary: Summary) -> BatchStopp
     )
 
 
-def _devices(tracks: set[str]) -> dict[str, str]:
+def _devices(names: set[str]) -> dict[str, str]:
     tools = detect()
-    return {t: (tools.gpu.name if device(t) == "cuda" and tools.gpu else tools.cpu_model) for t in tracks}
+    return {name: tracks.get(name).device.model(tools) for name in names}

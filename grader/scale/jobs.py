@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass, field, fields
 from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 
+from grader import tracks
 from grader.build import compiler
 from grader.judge import pipeline
 from grader.problems.catalog import SLUG, load_slug
-from grader.problems.tracks import TRACKS
 from grader.records import storage
 from grader.records.schema import submissions
 from grader.scale.intake import SourceError, validate_source
@@ -49,7 +49,7 @@ def id_from_hex(digest: str) -> str:
 @dataclass(frozen=True)
 class Job:
     problem: str  # a slug under grader.problems.catalog.problems_root(), never a path (load_slug refuses one)
-    track: str  # one of grader.problems.tracks.TRACKS
+    track: str  # a registered track's name (grader/tracks/)
     filename: str  # the submission's own file name (compile diagnostics name it)
     source: str  # the submission's text
     user: str = ""
@@ -60,8 +60,8 @@ class Job:
     def __post_init__(self):
         if not isinstance(self.problem, str) or not SLUG.fullmatch(self.problem):
             raise ValueError(f"{str(self.problem)[:200]!r} is not a problem's name: a job names a problem by its slug")
-        if self.track not in TRACKS:
-            raise ValueError(f"unknown track {self.track!r} (tracks: {', '.join(TRACKS)})")
+        if self.track not in tracks.names():
+            raise ValueError(f"unknown track {self.track!r} (tracks: {', '.join(tracks.names())})")
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r} (modes: {', '.join(MODES)})")
         try:

@@ -22,9 +22,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from grader.problems.tracks import device
+from grader import tracks
 from grader.scale import jobs, lifetime, topology
 from grader.scale.jobs import Job
+from grader.tracks import devices
 
 RUN_ATTEMPTS = 2  # a runner process that dies is replaced once for the same job
 Finish = Callable[[tuple, dict | None, dict | None, str], None]  # (key, result, build, grader error)
@@ -80,14 +81,19 @@ class Runner:
         self.start(context)
 
 
-def make_runners(tracks: set[str], gpus: list[str], cpu_workers: int) -> list[Runner]:
+def make_runners(wanted: set[str], gpus: list[str], cpu_workers: int) -> list[Runner]:
+    """Runners for the devices named in `wanted`: one per GPU for the GPU, one per core group for the CPU."""
     runners = []
-    if "cuda" in tracks:
-        if not gpus:
+    for on in devices.DEVICES:
+        if on.name not in wanted:
+            continue
+        if on.gpu and not gpus:
             raise NoRunner("CUDA-track jobs, but no GPU is visible (nvidia-smi lists none; name them with --gpus)")
-        runners += [Runner("cuda", f"gpu {g}", g, None) for g in gpus]
-    if "cpu" in tracks:
-        runners += [Runner("cpu", topology.describe_cores(g), None, g) for g in topology.core_groups(cpu_workers)]
+        if on.gpu:
+            runners += [Runner(on.name, f"gpu {g}", g, None) for g in gpus]
+        else:
+            groups = topology.core_groups(cpu_workers)
+            runners += [Runner(on.name, topology.describe_cores(g), None, g) for g in groups]
     return runners
 
 
@@ -113,8 +119,8 @@ def dispatch(
     """Grade one job per key (compile, then run on a runner of its track), calling `finish` for each as it ends:
     with its result and build, or with None and what went wrong when the grader itself failed on it."""
     context = _context()
-    tracks = {device(job.track) for job in leaders.values()}  # a runner per device: triton and cupy run on the GPU
-    runners = make_runners(tracks, gpus, cpu_workers)
+    wanted = {tracks.get(job.track).device.name for job in leaders.values()}  # a runner per device, not track
+    runners = make_runners(wanted, gpus, cpu_workers)
     compilers = ProcessPoolExecutor(
         min(compile_workers, len(leaders)),
         mp_context=context,
@@ -123,7 +129,7 @@ def dispatch(
     )
     for runner in runners:
         runner.start(context)
-    ready: dict[str, deque] = {t: deque() for t in tracks}
+    ready: dict[str, deque] = {t: deque() for t in wanted}
     compiled: dict[tuple, dict] = {}
     attempts: Counter = Counter()
     compiling: dict[Future, tuple] = {compilers.submit(_compile, job.to_dict()): key for key, job in leaders.items()}
@@ -149,7 +155,7 @@ def dispatch(
                     if outcome["result"] is not None:
                         finish(key, outcome["result"], outcome["build"], "")
                     else:
-                        ready[device(leaders[key].track)].append(key)
+                        ready[tracks.get(leaders[key].track).device.name].append(key)
                     continue
                 runner, key = running.pop(future)
                 runner.busy = None
