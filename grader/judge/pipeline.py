@@ -32,7 +32,7 @@ import numpy as np
 
 from grader import identity, torch_import
 from grader.build import compiler
-from grader.judge import check, guards, run_phases
+from grader.judge import check, guards, row_audit, run_phases
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
 from grader.problems.tracks import cpu_environment, device, is_python
@@ -655,7 +655,6 @@ def _audit(problem: Problem, case: request.Case, out: Path, sampled: set[int], s
         return "the audit record is malformed"
     if len(calls) != min(size, len(sampled)) or len(set(calls)) != len(calls) or not set(calls) <= sampled:
         return "the audit record is malformed (not a draw of the benchmark's samples)"
-    atol, rtol = problem.tolerances_for(case.size_set)
     for call in calls:
         try:
             got = check.read_call(problem, case.size_set, out, f"{case.name}.a{call}", only_outputs=True)
@@ -663,10 +662,7 @@ def _audit(problem: Problem, case: request.Case, out: Path, sampled: set[int], s
             return f"audit files tampered with: {error}"
         if got is None:
             return f"the output of timed call {call} is missing"
-        arrays = _inputs(problem, case, call)
-        reference = check.reference_outputs(problem, case.size_set, arrays)
-        for param in problem.output_params:
-            result = check.compare(got[param.name], reference[param.name], atol, rtol)
-            if not result.ok:
-                return f"timed call {call} returned a wrong {param.name}: {result.message}"
+        wrong = row_audit.wrong_output(problem, case.size_set, got, _inputs(problem, case, call))
+        if wrong:
+            return f"timed call {call} returned a wrong {wrong}"
     return ""
