@@ -531,18 +531,18 @@ def _judge_benchmarks(
             return Status.WRONG_ANSWER, f"{name}: {audit}"
         mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
         mode += f", clock bound {bound_ms * 1e3:.1f} us" if bound_ms is not None else ""
-        verdict.benchmarks.append(
-            benchmark_result(
-                problem,
-                case.size_set,
-                track,
-                summary,
-                len(times),
-                mode,
-                header["overhead_ms"] * 1e3,
-                telemetry.summarise(samples, *windows.get(case.name, (None, None))),
-            )
+        result = benchmark_result(
+            problem,
+            case.size_set,
+            track,
+            summary,
+            len(times),
+            mode,
+            header["overhead_ms"] * 1e3,
+            telemetry.summarise(samples, *windows.get(case.name, (None, None))),
         )
+        result.bound_us = bound_ms * 1e3 if bound_ms is not None else None
+        verdict.benchmarks.append(result)
     if claimed_ms > outcome.wall_s * 1e3 * 1.05:
         return Status.REJECTED, (
             f"the timings add up to {claimed_ms / 1e3:.2f} s, more than the "
