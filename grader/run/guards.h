@@ -108,7 +108,7 @@ inline Overrun scan(const unsigned char* set, uint64_t set_position, const std::
     return {};
 }
 
-// The record of a call that wrote into a guard (grader/judge/guards.py reads it):
+// The record of a call that wrote into a guard (grader/judge/supervisor_records.py reads it):
 //   CASE CALL BUFFER after|before BYTES FIRST_ELEMENT
 inline std::string record(const std::string& case_name, uint64_t call, const Overrun& o) {
     char line[192];
