@@ -44,7 +44,7 @@ def test_an_honest_claim_within_the_slack_is_believed_and_the_bound_shown(softma
     assert failure is None
     (result,) = verdict.benchmarks
     assert result.median_us == pytest.approx(176.0)
-    assert "clock bound 250.0 us" in result.mode
+    assert "clock bound 250.0 us" in result.mode and result.bound_us == pytest.approx(250.0)
 
 
 @pytest.mark.parametrize("track", ["triton", "cupy"])

@@ -1,6 +1,7 @@
 """Judging a run's benchmarks from the supervisor's records: each benchmark's timing record, its physical floor,
-the work it left running after solve returned, the CUDA clock bound on the worker's own times, its audited
-calls, and the sum of all claimed times against the run's wall time; then the BenchmarkResult it is scored by.
+the work it left running after solve returned, the CUDA clock bound on the worker's own times, its audited calls
+(row_audit.py), and the sum of all claimed times against the run's wall time; then the BenchmarkResult it is
+scored by.
 
 The first benchmark that fails names the verdict (pipeline.py judges the tests before them, in run order); the
 records are read by supervisor_records.py, the audited calls' buffers by check.py.
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.judge import check, supervisor_records
+from grader.judge import check, row_audit, supervisor_records
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
 from grader.problems.tracks import device, is_python
@@ -90,18 +91,18 @@ def judge(
             return Status.WRONG_ANSWER, f"{name}: {audit}"
         mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
         mode += f", clock bound {bound_ms * 1e3:.1f} us" if bound_ms is not None else ""
-        verdict.benchmarks.append(
-            benchmark_result(
-                problem,
-                case.size_set,
-                track,
-                summary,
-                len(times),
-                mode,
-                header["overhead_ms"] * 1e3,
-                telemetry.summarise(samples, *windows.get(case.name, (None, None))),
-            )
+        result = benchmark_result(
+            problem,
+            case.size_set,
+            track,
+            summary,
+            len(times),
+            mode,
+            header["overhead_ms"] * 1e3,
+            telemetry.summarise(samples, *windows.get(case.name, (None, None))),
         )
+        result.bound_us = bound_ms * 1e3 if bound_ms is not None else None
+        verdict.benchmarks.append(result)
     if claimed_ms > outcome.wall_s * 1e3 * 1.05:
         return Status.REJECTED, (
             f"the timings add up to {claimed_ms / 1e3:.2f} s, more than the "
@@ -170,7 +171,6 @@ def _audit(problem: Problem, case: request.Case, out: Path, sampled: set[int], s
         return calls
     if len(calls) != min(size, len(sampled)) or len(set(calls)) != len(calls) or not set(calls) <= sampled:
         return "the audit record is malformed (not a draw of the benchmark's samples)"
-    atol, rtol = problem.tolerances_for(case.size_set)
     for call in calls:
         try:
             got = check.read_call(problem, case.size_set, out, f"{case.name}.a{call}", only_outputs=True)
@@ -178,10 +178,7 @@ def _audit(problem: Problem, case: request.Case, out: Path, sampled: set[int], s
             return f"audit files tampered with: {error}"
         if got is None:
             return f"the output of timed call {call} is missing"
-        arrays = check.call_inputs(problem, case, call)
-        reference = check.reference_outputs(problem, case.size_set, arrays)
-        for param in problem.output_params:
-            result = check.compare(got[param.name], reference[param.name], atol, rtol)
-            if not result.ok:
-                return f"timed call {call} returned a wrong {param.name}: {result.message}"
+        wrong = row_audit.wrong_output(problem, case.size_set, got, check.call_inputs(problem, case, call))
+        if wrong:
+            return f"timed call {call} returned a wrong {wrong}"
     return ""

@@ -89,11 +89,6 @@ def read_buffer(path: Path, count: int, dtype: str = "f32") -> np.ndarray | None
         return np.fromfile(f, dtype=element, count=count)
 
 
-def read_floats(path: Path, count: int) -> np.ndarray | None:
-    """The float32 array in `path` (read_buffer of f32)."""
-    return read_buffer(path, count, "f32")
-
-
 def read_call(
     problem: Problem, size_set: SizeSet, out: Path, stem: str, only_outputs: bool = False
 ) -> dict[str, np.ndarray] | None:
@@ -158,9 +153,13 @@ def reference_inputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torc
 
 def reference_outputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The float64 reference for these inputs, one tensor per output parameter."""
-    tensors = reference_inputs(problem, size_set, arrays)
+    return run_reference(problem, reference_inputs(problem, size_set, arrays), size_set.sizes)
+
+
+def run_reference(problem: Problem, tensors: dict[str, torch.Tensor], sizes: dict) -> dict[str, torch.Tensor]:
+    """The reference on shaped float64 (int64) inputs: one float64 tensor per output parameter."""
     with torch.no_grad():
-        result = problem.reference_module.reference(**tensors, **size_set.sizes)
+        result = problem.reference_module.reference(**tensors, **sizes)
     results = result if isinstance(result, (tuple, list)) else (result,)
     return {p.name: r.to(torch.float64) for p, r in zip(problem.output_params, results)}
 
