@@ -23,6 +23,7 @@ import numpy as np
 
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
+from grader.run import request
 from grader.torch_import import torch
 from grader.verdict.model import TestResult
 from grader.verdict.status import Status
@@ -60,10 +61,7 @@ def device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-MAX_RECORD_BYTES = 16 << 20
-
-
-def _open_result(path: Path):
+def open_result(path: Path):
     """A result file opened without following links or blocking (a FIFO would hang a plain open), None if absent."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -81,7 +79,7 @@ def _open_result(path: Path):
 def read_buffer(path: Path, count: int, dtype: str = "f32") -> np.ndarray | None:
     """The array of `count` elements of type `dtype` in `path` (bfloat16 as uint16 bits), None if absent;
     TamperedOutput if it is not a plain file of exactly that many bytes."""
-    f = _open_result(path)
+    f = open_result(path)
     if f is None:
         return None
     element = np.dtype(gen.NUMPY_DTYPES[dtype])
@@ -107,17 +105,6 @@ def read_call(
     return arrays
 
 
-def read_record(path: Path) -> str | None:
-    """A text record of the harness (progress, timings, audits), None if absent; TamperedOutput if odd."""
-    f = _open_result(path)
-    if f is None:
-        return None
-    with f:
-        if os.fstat(f.fileno()).st_size > MAX_RECORD_BYTES:
-            raise TamperedOutput(f"{path.name}: larger than any record the harness writes")
-        return f.read().decode("utf-8", "replace")
-
-
 def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) -> dict[str, torch.Tensor]:
     """The inputs of call number `call` of a case, exactly as the harness generated them (flat, in their types)."""
     arrays = {}
@@ -129,6 +116,11 @@ def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) 
         seed = gen.tensor_seed(case_seed, call, index)
         arrays[param.name] = gen.generate(param.dtype, seed, count, low, high, device())
     return arrays
+
+
+def call_inputs(problem: Problem, case: request.Case, call: int) -> dict[str, torch.Tensor]:
+    """The inputs of call number `call` of a run's case, regenerated here from its secret key."""
+    return make_inputs(problem, case.size_set, gen.call_seed(case.seed, call), 0)
 
 
 def _same_width(itemsize: int):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from grader.judge import pipeline
+from grader.judge import benchmarks, pipeline
 from grader.perf import baseline, in_process, stats, telemetry
 from grader.problems import solutions
 from grader.problems.catalog import load_problem
@@ -59,7 +59,7 @@ def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
     eager, graph, why = baseline.fair_timings(
         baseline_fn(problem), lambda call: baseline_inputs(problem, size_set, call), size_set.sizes
     )
-    result = baseline.as_result(problem, size_set, eager, graph, why, pipeline.benchmark_result)
+    result = baseline.as_result(problem, size_set, eager, graph, why, benchmarks.benchmark_result)
     stats.mark_trust([result], load_before, telemetry.load_average())
     return result
 
