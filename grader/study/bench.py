@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from grader import tracks
-from grader.judge import pipeline
+from grader.judge import benchmarks, pipeline
 from grader.perf import baseline, in_process, stats, telemetry
 from grader.problems import solutions
 from grader.problems.catalog import load_problem
@@ -62,7 +62,7 @@ def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
     eager, graph, why = baseline.fair_timings(
         baseline_fn(problem), lambda call: baseline_inputs(problem, size_set, call), size_set.sizes
     )
-    result = baseline.as_result(problem, size_set, eager, graph, why, pipeline.benchmark_result)
+    result = baseline.as_result(problem, size_set, eager, graph, why, benchmarks.benchmark_result)
     stats.mark_trust([result], load_before, telemetry.load_average())
     return result
 
@@ -115,7 +115,8 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
 
 
 def validate_rows(problem: Problem, track: str = cuda.NAME, progress=None) -> list[dict]:
-    """The track's top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration."""
+    """The track's top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration;
+    the top rung's rows also carry the supervisor's own clock (bound_us), for its fidelity against ncu."""
     import triton.testing
 
     fp32_only()
@@ -124,6 +125,7 @@ def validate_rows(problem: Problem, track: str = cuda.NAME, progress=None) -> li
     if not verdict.accepted:
         raise RuntimeError(f"{problem.slug}: {best.name} was not accepted: {verdict.message}")
     ours = {b.name: b.median_us for b in verdict.benchmarks}
+    bounds = {b.name: b.bound_us for b in verdict.benchmarks}
     solution = in_process.load(problem, best, track)
     rows = []
     for size_set in problem.benchmarks_for(track):
@@ -147,6 +149,7 @@ def validate_rows(problem: Problem, track: str = cuda.NAME, progress=None) -> li
                         "who": who,
                         "track": track if who != "pytorch" else "pytorch",
                         "kerneljudge_us": ours_us,
+                        "bound_us": bounds.get(size_set.name) if who != "pytorch" else None,
                         "do_bench_us": do_bench_us,
                         "ncu_us": ncu_us,
                     }
