@@ -9,7 +9,7 @@
 A track's name is the currency of the data (the verdict, the job, the database, --track); whatever the grader
 decides per track, it decides by asking the `Track` that `get(name)` returns, never by comparing names
 (tests/test_track_registry.py checks that no module outside this package writes a track's name). Adding a
-track is its own file and one line in BUILT_IN. A .py file's track follows what it imports (triton or cupy);
+track is its own file, plus its import and its entry in BUILT_IN here. A .py file's track follows what it imports (triton or cupy);
 `--track` overrides it.
 """
 
@@ -19,10 +19,9 @@ from pathlib import Path
 
 from grader.toolchain import Toolchain, detect
 from grader.tracks import cpu, cuda, cupy, python, triton
-from grader.tracks.base import Device, Track
-from grader.tracks.devices import DEVICES
+from grader.tracks.base import Track
 
-__all__ = ["DEVICES", "Device", "Track", "default", "every", "get", "highlight", "names", "of_file", "register"]
+__all__ = ["Track", "default", "every", "get", "highlight", "names", "of_file", "register"]
 
 BUILT_IN: tuple[Track, ...] = (cuda.TRACK, cpu.TRACK, triton.TRACK, cupy.TRACK)  # in the order they are listed
 
