@@ -159,10 +159,10 @@ def problem_page(
     statement = path.read_text() if path.is_file() else "*This problem has no statement yet.*"
     statement = re.sub(r"\A\s*# [^\n]*\n", "", statement)  # the page's own heading is the title
     benchmarks = []
-    for track in DEVICES:  # the Python tracks run the CUDA device's benchmarks
-        for b in problem.benchmarks_for(track):
+    for device in DEVICES:  # per device: the Python tracks run the CUDA device's benchmarks
+        for b in problem.benchmarks.get(device, []):
             flops, nbytes = problem.work(b.sizes)
-            benchmarks.append({"track": track, "name": b.name, "sizes": b.sizes, "flops": flops, "bytes": nbytes})
+            benchmarks.append({"track": device, "name": b.name, "sizes": b.sizes, "flops": flops, "bytes": nbytes})
     return env.get_template(template).render(
         root="../",
         problem=problem,
