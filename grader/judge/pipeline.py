@@ -484,7 +484,7 @@ def _judge_benchmarks(
     outcome: sandbox.Outcome,
     samples: list[dict],
 ) -> tuple[str, str] | None:
-    peaks = ceilings.for_track(track).for_inputs(problem.half_precision)
+    peaks = ceilings.for_track(track).for_inputs(problem.tensor_rate)
     windows = run_phases.case_windows(_progress(out))
     claimed_ms = 0.0
     for case in cases:
@@ -562,7 +562,7 @@ def benchmark_result(
     telemetry_summary: dict,
 ) -> BenchmarkResult:
     """A benchmark's record: the timing summary with its rates, fractions of the ceilings and floor."""
-    peaks = ceilings.for_track(track).for_inputs(problem.half_precision)
+    peaks = ceilings.for_track(track).for_inputs(problem.tensor_rate)
     flops, nbytes = problem.work(size_set.sizes)
     seconds = summary["median_us"] * 1e-6
     return BenchmarkResult(
