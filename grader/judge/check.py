@@ -2,10 +2,9 @@
 
 Every element must satisfy |out - ref| <= atol + rtol*|ref|; NaN and Inf never pass; inputs must come back
 exactly as generated. Files from the untrusted side are opened without following links, must be regular files
-of exactly the expected size, and are read as raw elements of the buffer's type (float32, float16, bfloat16 as
-its uint16 bits, int32; inputs also int8 and fp8 e4m3 as its uint8 bits): nothing in them is ever interpreted.
-Every comparison is made in float64, whatever the output's type; the reference receives float inputs (fp8
-included) as float64 and integer inputs as int64.
+of exactly the expected size, and are read as raw elements of the buffer's type (float32, float16, bfloat16 and
+fp8 as their bits, int32, int8): nothing in them is ever interpreted. Every comparison is made in float64,
+whatever the output's type; the reference receives float inputs as float64 and integer inputs as int64.
 
 A wrong output is described by kind: elements never written (they still hold the judge's NaN poison), NaN
 and Inf the submission wrote, and finite elements out of tolerance, each with its count and first index; the
