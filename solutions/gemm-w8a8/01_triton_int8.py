@@ -22,7 +22,8 @@ def quantize(x, q, s, k, ROW_CHUNK: tl.constexpr, RINT: tl.constexpr):
     for k0 in range(0, k, ROW_CHUNK):
         values = tl.load(x + row * k + k0 + offsets, mask=k0 + offsets < k, other=0.0)
         amax = tl.maximum(amax, tl.abs(values))
-    scale = tl.math.div_rn(tl.max(amax, axis=0), 127.0)
+    row_max = tl.max(amax, axis=0)
+    scale = tl.math.div_rn(row_max, row_max * 0.0 + 127.0)  # both operands float32 tensors
     safe = tl.where(scale > 0, scale, 1.0)
     for k0 in range(0, k, ROW_CHUNK):
         values = tl.load(x + row * k + k0 + offsets, mask=k0 + offsets < k, other=0.0)
