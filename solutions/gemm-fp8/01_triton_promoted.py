@@ -1,13 +1,14 @@
-# Rung 1 (Triton) -- tl.dot on fp8 e4m3 tiles, each 128-k block summed from zero and added into a float32
-# accumulator (two-level accumulation); scaled and rounded to bfloat16 on the store.
+# Rung 1 (Triton) -- tl.dot on fp8 e4m3 tiles with the tensor core's partial sums promoted to float32 every
+# 128 k (two-level accumulation); scaled and rounded to bfloat16 on the store.
 #
 # Program (i, j) of a grouped grid computes a 128 x 128 tile of C. A (M x K) and B (N x K) are both
 # K-contiguous: the B tile is loaded as 128 rows of B and transposed in registers (tl.trans), which is the
-# K-major operand the fp8 tensor cores want, so no data moves. Each step multiplies 128 k with a fresh tl.dot
-# (wgmma e4m3 on an H100, whose accumulator keeps 13 mantissa bits) and adds the result to the float32
-# accumulator: the long sum is float32, as the accumulation says, and the short ones are 128 k long. The
-# epilogue multiplies by scale_a * scale_b (read from their 1-element buffers) and casts to bfloat16 (nearest
-# even).
+# K-major operand the fp8 tensor cores want, so no data moves. Each step multiplies 128 k with tl.dot (wgmma
+# e4m3 on an H100, whose accumulator keeps 13 mantissa bits). max_num_imprecise_acc=128 is Triton's own
+# two-level accumulation: at most 128 products go into the tensor core's partial sum before it is added into
+# the float32 accumulator (on sm_90 Triton's default for fp8 is 2^30: never, which the calibration's emulation
+# fails on the long reductions). The epilogue multiplies by scale_a * scale_b (read from their 1-element buffers) and casts to
+# bfloat16 (nearest even).
 import torch
 import triton
 import triton.language as tl
@@ -45,7 +46,7 @@ def gemm_fp8(
         ks = k0 + depth
         a_tile = tl.load(a + rows[:, None] * k + ks[None, :], mask=(rows[:, None] < m) & (ks[None, :] < k), other=0.0)
         b_tile = tl.load(b + cols[:, None] * k + ks[None, :], mask=(cols[:, None] < n) & (ks[None, :] < k), other=0.0)
-        acc += tl.dot(a_tile, tl.trans(b_tile))  # a fresh 128-k sum, promoted into float32
+        acc = tl.dot(a_tile, tl.trans(b_tile), acc, max_num_imprecise_acc=BLOCK_K)  # promoted every 128 k
     scale = tl.load(scale_a) * tl.load(scale_b)
     out = (scale * acc).to(tl.bfloat16)
     tl.store(c + rows[:, None] * n + cols[None, :], out, mask=(rows[:, None] < m) & (cols[None, :] < n))
