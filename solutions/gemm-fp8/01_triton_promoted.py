@@ -6,9 +6,9 @@
 # K-major operand the fp8 tensor cores want, so no data moves. Each step multiplies 128 k with tl.dot (wgmma
 # e4m3 on an H100, whose accumulator keeps 13 mantissa bits). max_num_imprecise_acc=128 is Triton's own
 # two-level accumulation: at most 128 products go into the tensor core's partial sum before it is added into
-# the float32 accumulator (on sm_90 Triton's default for fp8 is 2^30: never, which the calibration's emulation
-# fails on the long reductions). The epilogue multiplies by scale_a * scale_b (read from their 1-element buffers) and casts to
-# bfloat16 (nearest even).
+# the float32 accumulator (on sm_90 Triton's default for fp8 is 2^30: never, which the calibration's
+# emulation fails on the long reductions). The epilogue multiplies by scale_a * scale_b (read from their
+# 1-element buffers) and casts to bfloat16 (nearest even).
 import torch
 import triton
 import triton.language as tl
