@@ -189,9 +189,9 @@ itemsize, ndim, data.ptr and views (view, T, transpose).
 Not allowed: CuPy routines and operators that compute (cupy.matmul, cupy.linalg, cupy.sum, x @ y, x.sum(),
 x + y on arrays), cupy.cuda (streams, events, synchronisation), reading files, importing anything else (the
 judge's own modules included), and names reached at run time (getattr, eval, exec, attributes starting
-with _). A bfloat16 buffer is its raw bits (cupy.uint16)."""
+with _). A bfloat16 buffer is its raw bits (cupy.uint16), an fp8 e4m3 one too (cupy.uint8)."""
 
-_DTYPES_TORCH = "float32 float16 bfloat16 float64 int32 int64 int16 int8 uint8 bool"
+_DTYPES_TORCH = "float32 float16 bfloat16 float8_e4m3fn float64 int32 int64 int16 int8 uint8 bool"
 _DTYPES_CUPY = "float32 float16 float64 int32 int64 int16 int8 uint32 uint16 uint8 uint64 bool_"
 
 RULES = {

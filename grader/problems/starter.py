@@ -24,7 +24,14 @@ _PYTHON_NOTES = {
     "triton": "launch your @triton.jit kernels on the outputs (the judge waits for the device after solve returns)",
     "cupy": "launch your cupy.RawKernel (or Elementwise/ReductionKernel) kernels on the outputs",
 }
-_ELEMENT_NAMES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32"}
+_ELEMENT_NAMES = {
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "i32": "int32",
+    "i8": "int8",
+    "e4m3": "fp8e4m3",
+}
 
 
 def starter(problem: Problem, track: str) -> str:
@@ -38,8 +45,9 @@ def starter(problem: Problem, track: str) -> str:
     )
     accumulation = f"// Accumulation: {problem.accumulation}\n" if problem.accumulation else ""
     raw_bits = (
-        "// On the CPU track float16 and bfloat16 buffers hold raw bits (uint16_t): convert with the helpers below.\n"
-        if track == "cpu" and tokens & {"f16", "bf16"}
+        "// On the CPU track float16 and bfloat16 buffers hold raw bits (uint16_t), fp8 e4m3 ones raw bits (uint8_t):\n"
+        "// convert with the helpers below.\n"
+        if track == "cpu" and tokens & {"f16", "bf16", "e4m3"}
         else ""
     )
     return (
