@@ -40,6 +40,7 @@ SLUGS = [
     "softmax",
     "softmax-backward",
     "sum-reduction",
+    "swiglu",
     "vector-add",
 ]
 runner = CliRunner()
