@@ -40,6 +40,7 @@ SLUGS = [
     "prefix-sum",
     "rms-norm",
     "rope",
+    "selective-scan",
     "softmax",
     "softmax-backward",
     "sum-reduction",
