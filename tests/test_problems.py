@@ -28,20 +28,28 @@ SLUGS = [
     "causal-attention",
     "conv2d",
     "cross-entropy",
+    "flash-decoding",
     "fused-softmax",
+    "gemm-bf16",
     "gemm-fp16",
+    "gemm-fp8",
+    "gemm-w8a8",
+    "grouped-gemm-moe",
     "jacobi-2d",
     "layer-norm",
     "layer-norm-backward",
     "linear-bias-relu",
     "matmul",
     "matrix-transpose",
+    "paged-attention-decode",
     "prefix-sum",
     "rms-norm",
     "rope",
+    "selective-scan",
     "softmax",
     "softmax-backward",
     "sum-reduction",
+    "swiglu",
     "vector-add",
 ]
 runner = CliRunner()
@@ -171,6 +179,10 @@ def test_a_tests_tolerance_scale_loosens_that_test_alone():
     assert all(t.tolerance_scale == 1 for t in others)
 
 
+# Baselines that read data back to the host (an MoE layer's group sizes) cannot run on the meta device.
+HOST_SYNCED_BASELINES = {"grouped-gemm-moe"}
+
+
 @pytest.mark.parametrize("slug", [p.slug for p in load_all()])
 def test_the_reference_computes_on_the_device_of_its_inputs(slug):
     # The check runs reference.py on the GPU where there is one; a tensor made on the CPU inside it (a bare
@@ -182,7 +194,9 @@ def test_the_reference_computes_on_the_device_of_its_inputs(slug):
     as_float64 = {name: t.double() if t.is_floating_point() else t for name, t in inputs.items()}
     module = problem.reference_module
     outputs = module.reference(**as_float64, **size_set.sizes)
-    answers = [outputs, module.baseline(**inputs, **size_set.sizes)]
+    answers = [outputs]
+    if slug not in HOST_SYNCED_BASELINES:
+        answers.append(module.baseline(**inputs, **size_set.sizes))
     answers += list(module.null_answers(**as_float64, **size_set.sizes).values())
     for answer in answers:
         for tensor in answer if isinstance(answer, (tuple, list)) else (answer,):

@@ -44,7 +44,7 @@ def judge(
 ) -> tuple[str, str] | None:
     """Judge the benchmarks among `cases` in turn, appending each one's result to the verdict; the (status,
     message) of the first that fails, None if all pass. `samples`: the run's telemetry."""
-    peaks = ceilings.for_track(track).for_inputs(problem.half_precision)
+    peaks = ceilings.for_track(track).for_inputs(problem.tensor_rate)
     windows = supervisor_records.progress(out).case_windows()
     claimed_ms = 0.0
     for case in cases:
@@ -122,7 +122,7 @@ def benchmark_result(
     telemetry_summary: dict,
 ) -> BenchmarkResult:
     """A benchmark's record: the timing summary with its rates, fractions of the ceilings and floor."""
-    peaks = ceilings.for_track(track).for_inputs(problem.half_precision)
+    peaks = ceilings.for_track(track).for_inputs(problem.tensor_rate)
     flops, nbytes = problem.work(size_set.sizes)
     seconds = summary["median_us"] * 1e-6
     return BenchmarkResult(

@@ -96,8 +96,10 @@ class Problem(_Strict):
                 unknown = expr.names_in(dim) - sizes
                 if unknown:
                     raise ValueError(f"shape of {p.name!r} uses unknown size {sorted(unknown)}")
-        if not self.accumulation and self.half_precision:
-            raise ValueError("accumulation: a problem with 16-bit buffers must state how products and sums are kept")
+        if not self.accumulation and any(p.dtype in dtypes.LOW_PRECISION for p in self.pointer_params):
+            raise ValueError(
+                "accumulation: a problem with 16-bit or 8-bit buffers must state how products and sums are kept"
+            )
         for axis in self.grid_axes:
             unknown = expr.names_in(axis.size) - sizes
             if unknown or not expr.names_in(axis.size):
@@ -168,6 +170,14 @@ class Problem(_Strict):
     def half_precision(self) -> bool:
         """Whether any buffer is 16-bit floating point (FP16/BF16 tensor cores then set the compute roof)."""
         return any(p.dtype in ("f16", "bf16") for p in self.pointer_params)
+
+    @property
+    def tensor_rate(self) -> int:
+        """The dense tensor-core rate this problem's inputs allow, over TF32's: 4 with an 8-bit buffer (FP8 and
+        INT8 mma), 2 with a 16-bit one (FP16, BF16), else 1 (grader/perf/ceilings.py, the physical floor)."""
+        if any(p.dtype in ("e4m3", "i8") for p in self.input_params):
+            return 4
+        return 2 if self.half_precision else 1
 
     @property
     def input_params(self) -> list[Param]:

@@ -6,7 +6,14 @@ from grader import tracks
 from grader.problems import dtypes
 from grader.problems.spec import Problem
 
-_ELEMENT_NAMES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32"}
+_ELEMENT_NAMES = {
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "i32": "int32",
+    "i8": "int8",
+    "e4m3": "fp8e4m3",
+}
 
 
 def starter(problem: Problem, track: str) -> str:
@@ -21,8 +28,9 @@ def starter(problem: Problem, track: str) -> str:
     )
     accumulation = f"// Accumulation: {problem.accumulation}\n" if problem.accumulation else ""
     raw_bits = (
-        "// On the CPU track float16 and bfloat16 buffers hold raw bits (uint16_t): convert with the helpers below.\n"
-        if chosen.compiled and chosen.compiled.half_as_bits and tokens & {"f16", "bf16"}
+        "// On the CPU track float16 and bfloat16 buffers hold raw bits (uint16_t), fp8 e4m3 ones raw bits (uint8_t):\n"
+        "// convert with the helpers below.\n"
+        if chosen.compiled and chosen.compiled.raw_float_bits and tokens & {"f16", "bf16", "e4m3"}
         else ""
     )
     return (

@@ -95,7 +95,7 @@ def profile_submission(
         dict(size_set.sizes),
         problem.work(size_set.sizes),
         launched,
-        ceilings.for_track(cuda.NAME).for_inputs(problem.half_precision),
+        ceilings.for_track(cuda.NAME).for_inputs(problem.tensor_rate),
         device=tools.gpu.name if tools.gpu else "",
         ncu_version=ncu.version(ncu_path),
         ncu_options=list(ncu.SETTINGS),

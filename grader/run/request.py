@@ -8,12 +8,13 @@ runs. Each buffer names its element type, so inputs are generated and outputs po
   ... more cases ...   end
 SECRET is the case's 128-bit key as two hex words for a supervised (keyed) case, a 64-bit hex seed otherwise.
 DTYPE is the buffer's element type (grader/problems/dtypes.py; generator.h says how each is drawn and poisoned):
-  f32, f16, bf16  LOW_BITS and SCALE_BITS are the float32 bits of the input's low end and of its range
+  f32, f16, bf16, e4m3  LOW_BITS and SCALE_BITS are the float32 bits of the input's low end and of its range
                   (high - low); the value is drawn in float32, then rounded to nearest (ties to even) for
-                  f16 and bf16;
-  i32             LOW_BITS is low as a two's-complement 32-bit word, SCALE_BITS the count high - low (>= 1):
+                  f16, bf16 and e4m3 (saturating to +-448);
+  i32, i8         LOW_BITS is low as a two's-complement 32-bit word, SCALE_BITS the count high - low (>= 1):
                   the value is low + (hash % count), an integer in [low, high).
-All numbers are decimal; COUNT is the number of elements (bytes = COUNT * 4 for f32 and i32, * 2 for f16 and bf16).
+All numbers are decimal; COUNT is the number of elements (bytes = COUNT * 4 for f32 and i32, * 2 for f16 and bf16,
+* 1 for i8 and e4m3).
 """
 
 from __future__ import annotations
@@ -39,13 +40,13 @@ class Case:
 
 
 def dtype_token(param) -> str:
-    """The request's name for a buffer's element type: f32, f16, bf16 or i32."""
+    """The request's name for a buffer's element type: f32, f16, bf16, i32, i8 or e4m3."""
     return param.dtype
 
 
 def element_bytes(param) -> int:
-    """Bytes of one element of a buffer (2 for f16 and bf16, 4 for f32 and i32)."""
-    return 2 if param.dtype in ("f16", "bf16") else 4
+    """Bytes of one element of a buffer (1 for i8 and e4m3, 2 for f16 and bf16, 4 for f32 and i32)."""
+    return int(np.dtype(gen.NUMPY_DTYPES[param.dtype]).itemsize)
 
 
 def buffer_bytes(problem: Problem, param, sizes: dict[str, int]) -> int:

@@ -63,7 +63,7 @@ class Compiled:
     version: Callable[[Toolchain], str]  # the compiler's version line on this host, as a verdict states it
     in_image: Callable[[str, Toolchain], str]  # the verdict's line from the image's compiler's version line
     worker: str  # the compiled worker that loads the library (grader/run/binaries.py PROGRAMS)
-    half_as_bits: bool = False  # 16-bit floats are raw uint16_t bits in its C types (no half type on the host)
+    raw_float_bits: bool = False  # 16- and 8-bit floats are raw bits (uint16_t, uint8_t) in its C types
     headers: Callable[[set[str]], str] = lambda tokens: ""  # what a source with these element tokens includes
 
 

@@ -3,7 +3,8 @@ receives host pointers.
 
 It runs OpenMP with THREADS threads on every host, however many cores it has: the number of threads decides how
 a `reduction(+:s)` splits a float sum, and so whether it passes the tolerance, so a verdict must not depend on
-the machine (times do). 16-bit floats are their raw bits (uint16_t): g++ 12 has no bfloat16 type.
+the machine (times do). 16-bit floats are their raw bits (uint16_t): g++ 12 has no bfloat16 type; fp8 e4m3
+ones too (uint8_t).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from grader.tracks.devices import CPU
 
 NAME = "cpu"
 THREADS = 4  # OpenMP threads of every CPU-track run (stated in `grader show`, the site and the README)
-HALF_HELPERS_INCLUDES = "#include <cstdint>\n#include <cstring>\n\n"
 
 
 def environment(workdir: Path | None = None) -> dict[str, str]:
@@ -35,8 +35,11 @@ def _runner_command(tools: Toolchain) -> list[str]:
 
 
 def _headers(tokens: set[str]) -> str:
-    """The helpers that convert raw 16-bit bits (grader/problems/dtypes.py CPU_HELPERS) need these first."""
-    return HALF_HELPERS_INCLUDES if tokens & {"f16", "bf16"} else ""
+    """What the helpers that convert raw float bits (grader/problems/dtypes.py CPU_HELPERS, CPU_FP8_HELPERS)
+    need first, or an int8 buffer's int8_t."""
+    if tokens & {"f16", "bf16", "e4m3"}:
+        return "#include <cstdint>\n#include <cstring>\n\n"
+    return "#include <cstdint>\n" if "i8" in tokens else ""
 
 
 TRACK = Track(
@@ -57,7 +60,7 @@ TRACK = Track(
         version=lambda tools: tools.gxx_version,
         in_image=lambda line, tools: line,
         worker="worker",
-        half_as_bits=True,
+        raw_float_bits=True,
         headers=_headers,
     ),
 )

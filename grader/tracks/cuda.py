@@ -12,7 +12,12 @@ from grader.tracks.base import Compiled, Starter, Track
 from grader.tracks.devices import CUDA
 
 NAME = "cuda"
-HEADERS = {"f16": "#include <cuda_fp16.h>\n", "bf16": "#include <cuda_bf16.h>\n"}
+HEADERS = {
+    "f16": "#include <cuda_fp16.h>\n",
+    "bf16": "#include <cuda_bf16.h>\n",
+    "e4m3": "#include <cuda_fp8.h>\n",
+    "i8": "#include <cstdint>\n",
+}  # what a buffer of each element type needs, in this order
 
 
 def environment(workdir: Path) -> dict[str, str]:
@@ -74,7 +79,7 @@ TRACK = Track(
         version=lambda tools: _with_arch(tools.nvcc_version, tools),
         in_image=_with_arch,
         worker="gpu_worker",
-        headers=lambda tokens: "".join(HEADERS[t] for t in ("f16", "bf16") if t in tokens),
+        headers=lambda tokens: "".join(HEADERS[t] for t in HEADERS if t in tokens),
     ),
     profiled=True,
 )

@@ -1,6 +1,6 @@
 """The CuPy track: Python that launches its own kernels (cupy.RawKernel, RawModule, ElementwiseKernel,
 ReductionKernel) on CuPy arrays, which do the work; checked against its rules (below) and run by the Python
-worker on the GPU. CuPy has no bfloat16: a bfloat16 buffer is its raw bits (cupy.uint16).
+worker on the GPU. CuPy has no bfloat16 nor fp8: such a buffer is its raw bits (cupy.uint16, cupy.uint8).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ itemsize, ndim, data.ptr and views (view, T, transpose).
 Not allowed: CuPy routines and operators that compute (cupy.matmul, cupy.linalg, cupy.sum, x @ y, x.sum(),
 x + y on arrays), cupy.cuda (streams, events, synchronisation), reading files, importing anything else (the
 judge's own modules included), and names reached at run time (getattr, eval, exec, attributes starting
-with _). A bfloat16 buffer is its raw bits (cupy.uint16)."""
+with _). A bfloat16 buffer is its raw bits (cupy.uint16), an fp8 e4m3 one too (cupy.uint8)."""
 
 DTYPES = "float32 float16 float64 int32 int64 int16 int8 uint32 uint16 uint8 uint64 bool_"
 
@@ -77,7 +77,14 @@ TRACK = Track(
         reached=("cupy",),
         distributions=("cupy-cuda13x", "cupy-cuda12x", "cupy"),
         array_type="cupy.ndarray",
-        dtypes={"f32": "cupy.float32", "f16": "cupy.float16", "bf16": "cupy.uint16", "i32": "cupy.int32"},
+        dtypes={
+            "f32": "cupy.float32",
+            "f16": "cupy.float16",
+            "bf16": "cupy.uint16",
+            "i32": "cupy.int32",
+            "i8": "cupy.int8",
+            "e4m3": "cupy.uint8",
+        },
         rules=RULES,
         from_torch=_from_torch,
     ),

@@ -22,7 +22,7 @@ x + y on tensors, x.sum(), x.copy_(...)), torch.cuda (streams, events, synchroni
 reading files, importing anything else (the judge's own modules included), and names reached at run time
 (getattr, eval, exec, attributes starting with _)."""
 
-DTYPES = "float32 float16 bfloat16 float64 int32 int64 int16 int8 uint8 bool"
+DTYPES = "float32 float16 bfloat16 float8_e4m3fn float64 int32 int64 int16 int8 uint8 bool"
 
 RULES = PythonRules(
     track=NAME,
@@ -56,7 +56,14 @@ TRACK = Track(
         reached=("torch", "triton"),
         distributions=("triton",),
         array_type="torch.Tensor",
-        dtypes={"f32": "torch.float32", "f16": "torch.float16", "bf16": "torch.bfloat16", "i32": "torch.int32"},
+        dtypes={
+            "f32": "torch.float32",
+            "f16": "torch.float16",
+            "bf16": "torch.bfloat16",
+            "i32": "torch.int32",
+            "i8": "torch.int8",
+            "e4m3": "torch.float8_e4m3fn",
+        },
         rules=RULES,
     ),
 )
