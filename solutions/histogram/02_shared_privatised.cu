@@ -78,6 +78,7 @@ void solve(const int* values, int* counts, int N, int BINS) {
         const size_t shared = sizeof(int) * (size_t)BINS;
         int per_sm = 1;
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, histogram_shared, THREADS, shared);
+        per_sm = per_sm > 0 ? per_sm : 1;
         const int blocks = (int)(needed < (long long)sms * per_sm ? needed : (long long)sms * per_sm);
         histogram_shared<<<blocks, THREADS, shared>>>(values, counts, N, BINS);
     } else {
