@@ -2,7 +2,8 @@
 //
 // Over rung 1: O(N) work, each pass reading the keys twice and writing them once. Per pass (digit d of
 // every key, lowest first):
-//  1. tile_histograms: a block per tile of 4096 keys counts its digits in shared memory and writes them
+//  1. tile_histograms: a block per tile of 4096 keys counts its digits in shared memory (the lanes of a warp
+//     that share a digit, found by __match_any_sync, add their number with one atomic) and writes them
 //     digit-major, counts[d * tiles + tile], so that the scan below runs over one digit's tiles in order.
 //  2. scan_tiles: a block per digit scans that digit's counts over the tiles (exclusive) and writes the
 //     digit's total; the first slot of (digit d, tile t) is then the total of the smaller digits plus
@@ -33,10 +34,15 @@ __global__ void __launch_bounds__(THREADS) tile_histograms(const int* __restrict
     hist[threadIdx.x] = 0;
     __syncthreads();
     const long long base = (long long)blockIdx.x * TILE;
+    const unsigned lower_lanes = (1u << (threadIdx.x & 31)) - 1;
 #pragma unroll 4
-    for (int r = 0; r < ITEMS; ++r) {
+    for (int r = 0; r < ITEMS; ++r) {  // every lane runs every round: the match below needs all 32
         const long long i = base + r * THREADS + threadIdx.x;
-        if (i < N) atomicAdd(&hist[(keys[i] >> shift) & 0xFF], 1);
+        const int digit = i < N ? (keys[i] >> shift) & 0xFF : RADIX;
+        // Lanes with the same digit add their number once: keys from a narrow range share their high digits,
+        // and 32 increments of one shared counter would be serialised.
+        const unsigned peers = __match_any_sync(FULL, digit);
+        if (digit < RADIX && (peers & lower_lanes) == 0) atomicAdd(&hist[digit], __popc(peers));
     }
     __syncthreads();
     counts[(long long)threadIdx.x * tiles + blockIdx.x] = hist[threadIdx.x];

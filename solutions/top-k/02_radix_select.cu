@@ -6,7 +6,9 @@
 //    is then larger exactly when its entry ranks first: a larger value, or an equal one in a smaller column.
 //  * Long rows (a block per row): the K-th largest key is found a byte at a time, most significant first.
 //    Each pass builds a 256-bin histogram in shared memory of the keys that match the bytes found so far, and
-//    warp 0 finds the byte that holds the K-th (a suffix scan of the bins over its lanes). Once a byte's keys
+//    warp 0 finds the byte that holds the K-th (a suffix scan of the bins over its lanes). The first byte holds
+//    the sign and the exponent and takes few values: there the lanes of a warp that share a byte (found by
+//    __match_any_sync) add their number with one atomic instead of queueing on one counter. Once a byte's keys
 //    are exactly the ones still needed, the search stops early. Then one pass over the row collects every key
 //    above the threshold (in any order) and, of the keys equal to it, those with the smallest columns: a
 //    ballot per warp and a scan over the warps rank them in column order. The K survivors are sorted by a
@@ -80,6 +82,7 @@ __global__ void __launch_bounds__(MAX_THREADS) top_k_block(const float* __restri
     __shared__ int found_digit, found_above, found_count, greater_count;
     const float* row = x + (size_t)blockIdx.x * N;
     const int tid = threadIdx.x, T = blockDim.x, lane = tid & 31, warp = tid >> 5, warps = T >> 5;
+    const unsigned lower_lanes = (1u << lane) - 1;
 
     // 1. The threshold: the bytes of the K-th largest key, most significant first.
     unsigned prefix = 0, mask = 0;
@@ -87,9 +90,18 @@ __global__ void __launch_bounds__(MAX_THREADS) top_k_block(const float* __restri
     for (int shift = 24; shift >= 0; shift -= 8) {
         for (int b = tid; b < 256; b += T) hist[b] = 0;
         __syncthreads();
-        for (int j = tid; j < N; j += T) {
-            const unsigned k = order_key(row[j]);
-            if ((k & mask) == prefix) atomicAdd(&hist[(k >> shift) & 0xFF], 1);
+        if (shift == 24) {  // the top byte (sign and exponent) takes few values: aggregate a warp's increments
+            for (int start = 0; start < N; start += T) {  // the same rounds in every lane, for the match
+                const int j = start + tid;
+                const int digit = j < N ? (int)(order_key(row[j]) >> 24) : 256;
+                const unsigned peers = __match_any_sync(FULL, digit);
+                if (digit < 256 && (peers & lower_lanes) == 0) atomicAdd(&hist[digit], __popc(peers));
+            }
+        } else {
+            for (int j = tid; j < N; j += T) {
+                const unsigned k = order_key(row[j]);
+                if ((k & mask) == prefix) atomicAdd(&hist[(k >> shift) & 0xFF], 1);
+            }
         }
         __syncthreads();
         if (warp == 0) {  // lane l holds bins 8l..8l+7; the byte is where the count from the top reaches remaining
@@ -127,7 +139,6 @@ __global__ void __launch_bounds__(MAX_THREADS) top_k_block(const float* __restri
     const int above_total = K - remaining;
     if (tid == 0) greater_count = 0;
     __syncthreads();
-    const unsigned lower_lanes = (1u << lane) - 1;
     int equal_taken = 0;  // the same in every thread
     for (int start = 0; start < N; start += T) {
         const int j = start + tid;
