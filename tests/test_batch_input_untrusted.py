@@ -156,10 +156,11 @@ def test_a_queued_job_or_a_warm_request_naming_a_folder_is_refused_unimported(mi
     from grader.scale import jobs, warm_worker
 
     folder, mark = hostile_problem(tmp_path)
-    with pytest.raises(ValueError, match="a job names a problem by its slug"):
+    with pytest.raises(ValueError, match="a problem is named by its slug"):
         jobs.Job(problem=str(folder), track="cpu", filename="k.cpp", source=SOURCE)
     monkeypatch.chdir(tmp_path)  # _grade moves into the client's folder
-    request = {"problem": str(folder), "filename": "k.cpp", "track": "cpu", "mode": "test", "cwd": str(tmp_path)}
+    request = {"problem": str(folder), "filename": "k.cpp", "track": "cpu", "mode": "test", "source": SOURCE}
+    request["cwd"] = str(tmp_path)
     answer = warm_worker._grade(request, connection=None, log=lambda _said: None)  # type: ignore[arg-type]
     assert "a problem is named by its slug" in answer["usage_error"]
     assert not mark.exists()

@@ -17,6 +17,7 @@ import typer
 from grader.cli import output
 
 if TYPE_CHECKING:
+    from grader.judge.grading_request import GradingRequest
     from grader.verdict.model import Verdict
 
 
@@ -48,14 +49,16 @@ def _log(line: str) -> None:
     output.plain(f"{time.strftime('%H:%M:%S')} {line}")
 
 
-def hand_over(job: dict, progress: Callable[[str], None]) -> Handed | None:
-    """`job` graded by the warm worker, or None where it is to be graded here: no worker answers, or one
+def hand_over(
+    request: GradingRequest, sandbox: str | None, db: str | None, progress: Callable[[str], None]
+) -> Handed | None:
+    """`request` graded by the warm worker (in `sandbox`, its verdict stored in `db`), or None where it is to be graded here: no worker answers, or one
     refused it or stopped first (said in one line on stderr). Its usage and judge errors end the command as
     they would in this process."""
     from grader.scale import warm_client
 
     try:
-        answer = warm_client.grade(job, progress)
+        answer = warm_client.grade(request, sandbox, db, progress)
     except warm_client.Unavailable as error:
         fix = f" ({error.fix})" if error.fix else ""
         output.plain(f"the warm worker (pid {error.pid}) {error}: grading in this process{fix}", to=output.errors)

@@ -17,12 +17,10 @@ import time
 from pathlib import Path
 
 from grader import settings
-from grader.problems.catalog import load_slug
-from grader.problems.spec import SpecError
-from grader.problems.tracks import TRACKS, device, track_of
-from grader.scale import intake, job_table, jobs
+from grader.judge import intake
+from grader.problems.tracks import device, track_of
+from grader.scale import job_table
 from grader.scale.celery_app import redacted_broker_url, send
-from grader.scale.intake import SourceError
 from grader.scale.job_table import DONE, FAILED, QUEUED
 from grader.scale.jobs import Job
 from grader.toolchain import default_track
@@ -51,33 +49,24 @@ def job_for_file(
     user: str = "anonymous",
     time_limit_s: float | None = None,
 ) -> Job:
-    """The job that grades FILE for PROBLEM, its source checked at intake; RequestError when it cannot be."""
-    try:
-        load_slug(problem)
-    except SpecError as error:
-        raise RequestError(str(error))
-    if mode not in jobs.MODES:
-        raise RequestError(f"unknown mode {mode!r} (modes: {', '.join(jobs.MODES)})")
+    """The job that grades FILE for PROBLEM, validated (grader/judge/grading_request.py); RequestError when it
+    cannot be."""
     if not file.is_file():
         raise RequestError(f"no such file: {file}")
-    chosen = track or track_of(file) or default_track()
-    if chosen not in TRACKS:
-        raise RequestError(f"unknown track {chosen!r} (tracks: {', '.join(TRACKS)})")
     try:
-        source = intake.read_source(file)
-    except SourceError as error:
+        return Job(
+            problem=problem,
+            track=track or track_of(file) or default_track(),
+            filename=file.name,
+            source=intake.read_source(file),
+            user=user,
+            mode=mode,
+            time_limit_s=time_limit_s,
+        )
+    except intake.RequestError as error:  # a SourceError too
         raise RequestError(str(error))
     except OSError as error:
         raise RequestError(f"cannot read {file}: {error.strerror}")
-    return Job(
-        problem=problem,
-        track=chosen,
-        filename=file.name,
-        source=source,
-        user=user,
-        mode=mode,
-        time_limit_s=time_limit_s,
-    )
 
 
 def enqueue(job: Job, queue: str | None = None, db_url: str | None = None) -> str:

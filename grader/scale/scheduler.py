@@ -48,16 +48,15 @@ def _pin(environment: dict, owner: int, gpu: str | None, cores: list[int] | None
     topology.pin(gpu, cores)
 
 
-def _compile(job: dict) -> dict:
+def _compile(job: Job) -> dict:
     """In the compile pool: build into the cache; a submission that does not compile is judged right here."""
-    one = Job.from_dict(job)
-    build = jobs.compile_job(one)
-    return {"build": build, "result": None if build["ok"] else jobs.run_job(one)}
+    build = jobs.compile_job(job)
+    return {"build": build, "result": None if build["ok"] else jobs.run_job(job)}
 
 
-def _run(job: dict) -> dict:
+def _run(job: Job) -> dict:
     """In a runner: run, check and time one job (its library is in the build cache by now)."""
-    return jobs.run_job(Job.from_dict(job))
+    return jobs.run_job(job)
 
 
 @dataclass
@@ -126,7 +125,7 @@ def dispatch(
     ready: dict[str, deque] = {t: deque() for t in tracks}
     compiled: dict[tuple, dict] = {}
     attempts: Counter = Counter()
-    compiling: dict[Future, tuple] = {compilers.submit(_compile, job.to_dict()): key for key, job in leaders.items()}
+    compiling: dict[Future, tuple] = {compilers.submit(_compile, job): key for key, job in leaders.items()}
     running: dict[Future, tuple[Runner, tuple]] = {}
     abandon = True
     try:
@@ -135,7 +134,7 @@ def dispatch(
                 if runner.busy is None and ready[runner.track] and runner.pool is not None:
                     key = ready[runner.track].popleft()
                     runner.busy = key
-                    running[runner.pool.submit(_run, leaders[key].to_dict())] = (runner, key)
+                    running[runner.pool.submit(_run, leaders[key])] = (runner, key)
             finished, _ = wait(list(compiling) + list(running), return_when=FIRST_COMPLETED)
             for future in finished:
                 if future in compiling:

@@ -11,11 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader import toolchain
+from grader.judge.grading_request import MODES, RequestError
+from grader.judge.intake import MAX_SOURCE_BYTES, validate_source
 from grader.problems.catalog import load_problem
 from grader.problems.spec import SpecError
 from grader.problems.tracks import EXTENSIONS, TRACKS, device, track_of
-from grader.scale.intake import MAX_SOURCE_BYTES, SourceError, validate_source
-from grader.scale.jobs import MODES, Job
+from grader.scale.jobs import Job
 from grader.web import display, job_queue, quotas
 from grader.web.accounts import User
 from grader.web.config import WebConfig
@@ -50,10 +51,11 @@ def submit(
         raise Refused(422, f"this judge has no GPU: it grades the {', '.join(runnable_tracks(config))} track(s) only")
     name = display.safe_filename(filename, f"solution{EXTENSIONS[chosen]}")
     try:
-        source = validate_source(data, name)
-    except SourceError as error:
+        job = Job(
+            problem=problem, track=chosen, filename=name, source=validate_source(data, name), user=user.name, mode=mode
+        )
+    except RequestError as error:  # not text, or a track the problem has no tests for
         raise Refused(422, str(error))
-    job = Job(problem=problem, track=chosen, filename=name, source=source, user=user.name, mode=mode)
     queue = job_queue.LOCAL if config.queue == "local" else _celery_queue(chosen)
     job_queue.add(job, queue, quotas.checker(job, config), config.db_url)
     if config.queue == "celery":
