@@ -28,7 +28,8 @@ from grader.judge.intake import SourceError
 from grader.problems.catalog import load_problem
 from grader.records import storage
 from grader.records.schema import submissions
-from grader.scale import batch_input, grade_many
+from grader.scale.batch import grade_many
+from grader.scale.batch import inputs as batch_input
 from grader.scale.jobs import Job
 
 pytestmark = pytest.mark.slow  # full gradings: `make test-fast` leaves them out

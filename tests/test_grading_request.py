@@ -83,7 +83,9 @@ def test_a_request_travels_as_json_and_pickle_unchanged(mini_problem):
 
 
 def test_the_ways_in_refuse_through_the_same_request(mini_problem, tmp_path, monkeypatch):
-    from grader.scale import batch_input, client, warm_worker
+    from grader.scale.batch import inputs as batch_input
+    from grader.scale.distributed import client
+    from grader.scale.warm import worker as warm_worker
 
     kernel = tmp_path / "k.cpp"
     kernel.write_text(SOURCE)

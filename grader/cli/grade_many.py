@@ -57,7 +57,7 @@ class _Rate(ProgressColumn):
 
 def _progress_bar(quiet: bool):
     """A grade_many.Listener that draws a progress bar on stderr (rate per hour, ETA) and reports failures."""
-    from grader.scale.grade_many import Listener
+    from grader.scale.batch.grade_many import Listener
 
     class Bar(Listener):
         def __init__(self):
@@ -120,7 +120,9 @@ def grade_many_command(
 ):
     """Grade a folder or manifest of submissions with every GPU (or core group) busy; resumable."""
     from grader.problems.tracks import TRACKS
-    from grader.scale import batch_input, grade_many, jobs, scheduler
+    from grader.scale import jobs
+    from grader.scale.batch import grade_many, scheduler
+    from grader.scale.batch import inputs as batch_input
 
     if mode not in jobs.MODES:
         raise usage_error(f"unknown mode {mode!r} (modes: {', '.join(jobs.MODES)})")

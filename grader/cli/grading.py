@@ -20,7 +20,7 @@ import typer
 from rich.text import Text
 
 from grader.cli import args, output, warm
-from grader.scale import warm_client
+from grader.scale.warm import client as warm_client
 
 if TYPE_CHECKING:
     from grader.judge.grading_request import GradingRequest

@@ -1,4 +1,4 @@
-"""`grader warm`, a warm worker in the foreground (grader/scale/warm_worker.py), and the other half: `grader test`
+"""`grader warm`, a warm worker in the foreground (grader/scale/warm/worker.py), and the other half: `grader test`
 and `grader submit` handing their grading to it (`hand_over`), printed and stored as if made in their own process.
 
 PyTorch with CUDA's start-up costs a CLI process 4.2 s on an H100 host (docs/timing.md), more than the rest of a
@@ -35,7 +35,7 @@ def warm(
     ),
 ):
     """Keep PyTorch (and CUDA) loaded: grade what `test` and `submit` hand over, one at a time, until Ctrl-C."""
-    from grader.scale import warm_worker
+    from grader.scale.warm import worker as warm_worker
 
     try:
         warm_worker.serve(idle_exit * 60, log=_log)
@@ -55,7 +55,7 @@ def hand_over(
     """`request` graded by the warm worker (in `sandbox`, its verdict stored in `db`), or None where it is to be graded here: no worker answers, or one
     refused it or stopped first (said in one line on stderr). Its usage and judge errors end the command as
     they would in this process."""
-    from grader.scale import warm_client
+    from grader.scale.warm import client as warm_client
 
     try:
         answer = warm_client.grade(request, sandbox, db, progress)

@@ -2,8 +2,8 @@
 
 A job is a grading request (grader/judge/grading_request.py: problem, track, filename, source, user, mode, time
 limit and an id). `run_job(job)` turns it into the verdict record (`Verdict.to_json()`), a pure function of the
-job apart from the device it runs on. Everything else, `grader grade-many` on one host (grader/scale/grade_many.py) and the Celery workers across hosts
-(grader/scale/tasks.py), only moves jobs to a place that runs `run_job` and moves its result to the database.
+job apart from the device it runs on. Everything else, `grader grade-many` on one host (grader/scale/batch/grade_many.py) and the Celery workers across hosts
+(grader/scale/distributed/tasks.py), only moves jobs to a place that runs `run_job` and moves its result to the database.
 
 A job is validated when it is made, its source too (UTF-8 text, no NUL byte, at most 1 MiB), so what is graded,
 what is stored and its sha256 are the same bytes, on SQLite and PostgreSQL alike.

@@ -64,13 +64,13 @@ def submit(
 
 
 def _celery_queue(track: str) -> str:
-    from grader.scale.client import default_queue
+    from grader.scale.distributed.client import default_queue
 
     return default_queue(track)
 
 
 def _send(job: Job, queue: str, config: WebConfig) -> None:
-    from grader.scale.celery_app import redacted_broker_url, send
+    from grader.scale.distributed.celery_app import redacted_broker_url, send
 
     try:
         send(job.to_dict(), queue, job.id)

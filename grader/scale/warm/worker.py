@@ -5,7 +5,7 @@ with the same pipeline and storage they would use themselves (docs/architecture.
 The socket is a file, `$KERNELJUDGE_DATA/warm.sock`, made 0600 (its folder 0700 where the worker makes it; never
 an abstract socket, which any uid could reach), so the submissions, which run as other uids, cannot talk to it;
 both ends also check the other's uid. A job is graded only for a client whose grader build, checkout, Python
-environment and settings are the worker's own (grader/scale/warm_wire.py); any other is refused, and grades in
+environment and settings are the worker's own (grader/scale/warm/wire.py); any other is refused, and grades in
 its own process.
 """
 
@@ -26,7 +26,7 @@ from grader.judge import job_request
 from grader.judge.grading_request import GradingRequest, RequestError
 from grader.records import storage
 from grader.run.supervised import JudgeError
-from grader.scale import warm_wire
+from grader.scale.warm import wire as warm_wire
 from grader.torch_import import torch
 
 CLIENT_TIMEOUT_S = 30.0  # a client that sends no request, or reads no answer, for this long is dropped

@@ -1,6 +1,6 @@
 """`grader grade-many`: grade a batch of jobs on one host, every GPU (or core group) busy; resumable.
 
-The jobs come from grader/scale/batch_input.py, the processes that grade them from grader/scale/scheduler.py.
+The jobs come from grader/scale/batch/inputs.py, the processes that grade them from grader/scale/batch/scheduler.py.
 This module ties them together:
 - identical submissions (same source sha256, problem, track, mode, time limit and device) are graded once and
   the verdict is made out to each of them;
@@ -31,8 +31,9 @@ from grader import identity
 from grader.problems.tracks import device
 from grader.records import storage
 from grader.records.errors import StorageError
-from grader.scale import jobs, scheduler, topology
-from grader.scale.batch_input import Item, finished_ids
+from grader.scale import jobs, topology
+from grader.scale.batch import scheduler
+from grader.scale.batch.inputs import Item, finished_ids
 from grader.toolchain import detect
 
 

@@ -11,7 +11,7 @@ import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from grader.scale import warm_wire
+from grader.scale.warm import wire as warm_wire
 
 if TYPE_CHECKING:
     from grader.judge.grading_request import GradingRequest

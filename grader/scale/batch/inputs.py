@@ -6,7 +6,7 @@ JSON-lines manifest, one `{"problem", "file", "user"}` object a line (optional "
 
 The batch is untrusted input: a problem is named by its slug only (never a folder, whose reference.py the
 grader would import), and a file is opened inside the batch's folder through no symbolic link and with its
-owner's rights (grader/scale/batch_files.py). A file refused at intake (not UTF-8 text, a NUL byte, over the
+owner's rights (grader/scale/batch/files.py). A file refused at intake (not UTF-8 text, a NUL byte, over the
 size limit: grader/judge/intake.py), a link, a file the owner could not read or one that cannot be read is
 reported and left out; the rest of the batch is graded. A malformed manifest line (an absolute path or a `..`
 among them), a problem named by anything but a known slug is an InputError: the whole command stops before
@@ -31,7 +31,8 @@ from grader.judge.grading_request import RequestError
 from grader.judge.intake import SourceError
 from grader.problems.catalog import SLUG
 from grader.problems.tracks import TRACKS, device, track_of
-from grader.scale import batch_files, jobs
+from grader.scale import jobs
+from grader.scale.batch import files as batch_files
 from grader.scale.jobs import Job
 from grader.toolchain import detect
 
@@ -125,7 +126,7 @@ def collect(
 
 def _folder_entries(folder: Path, problem, mode, user, time_limit_s) -> Iterator[tuple[str, PurePosixPath, dict]]:
     """The folder's submission files, walked without entering a linked folder; a linked file is listed, and
-    refused when it is opened (grader.scale.batch_files)."""
+    refused when it is opened (grader.scale.batch.files)."""
     files = sorted(
         PurePosixPath(os.path.relpath(os.path.join(here, name), folder))
         for here, _folders, names in os.walk(folder)

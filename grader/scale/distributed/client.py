@@ -1,7 +1,7 @@
 """Sending jobs to the grading workers and waiting for their verdicts: what `grader enqueue`,
 `grader submit --workers` and a training loop use.
 
-    from grader.scale.client import enqueue, wait_for
+    from grader.scale.distributed.client import enqueue, wait_for
     job = Job(problem="softmax", track="cuda", filename="k.cu", source=text, user="run-17")
     enqueue(job, queue="h100")
     row = wait_for(job.id)                       # the grading_jobs row, state done or failed; None on timeout
@@ -19,9 +19,9 @@ from pathlib import Path
 from grader import settings
 from grader.judge import intake
 from grader.problems.tracks import device, track_of
-from grader.scale import job_table
-from grader.scale.celery_app import redacted_broker_url, send
-from grader.scale.job_table import DONE, FAILED, QUEUED
+from grader.scale.distributed import job_table
+from grader.scale.distributed.celery_app import redacted_broker_url, send
+from grader.scale.distributed.job_table import DONE, FAILED, QUEUED
 from grader.scale.jobs import Job
 from grader.toolchain import default_track
 
