@@ -1,5 +1,5 @@
 """The supervisor's device memory in the Python worker: the CUDA driver's virtual-memory calls through ctypes,
-fetched as harness/cuda_driver.h fetches them (cuGetProcAddress for the CUDA 12.0 ABI of each call), so the
+fetched as grader/boundary/cuda_driver.h fetches them (cuGetProcAddress for the CUDA 12.0 ABI of each call), so the
 worker imports the exported handle, reserves addresses, maps it read-write and releases the handle exactly as
 harness/gpu_worker.cu's map_region does. CUDA must already be started in this process (the framework's
 primary context current on this thread).

@@ -1,4 +1,4 @@
-"""KJP2, the supervisor's protocol (grader/run/protocol.h), for the Python worker: the same fixed-size messages,
+"""KJP2, the supervisor's protocol (grader/boundary/protocol.h), for the Python worker: the same fixed-size messages,
 byte for byte, packed with struct in the machine's own layout (native sizes and alignment, as the C structs).
 
     Go    magic u32, kind u32, call u64, buffers u32, ints u32, offsets u64[16], values i32[16], sets u32,

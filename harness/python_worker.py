@@ -1,6 +1,6 @@
 """kerneljudge Python worker: the untrusted half of a run on the triton and cupy tracks, in place of
 harness/gpu_worker.cu and answering the same trusted supervisor (grader/run/cuda_supervisor.cu) with the same
-messages (harness/kjp2.py; grader/run/protocol.h): MAP -> MAPPED; EMPTY -> DONE (calibration, before any
+messages (harness/kjp2.py; grader/boundary/protocol.h): MAP -> MAPPED; EMPTY -> DONE (calibration, before any
 submission code exists in the process); LOAD -> LOADED; then CALL/EMPTY -> DONE ... EXIT.
 
 It runs in the sandbox. It starts CUDA through the track's framework (harness/python_frameworks.py), maps the

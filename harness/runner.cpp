@@ -4,7 +4,7 @@
 //
 // Built twice from this one file: with nvcc and -DKJ_CUDA for the CUDA track (device buffers), with g++ for
 // the CPU track (host buffers). It reads a request on stdin, dlopens the compiled submission, and for each
-// case makes the inputs from seeds (grader/run/generator.h, the one generator), fills every output with NaN,
+// case makes the inputs from seeds (grader/boundary/generator.h, the one generator), fills every output with NaN,
 // calls `kerneljudge_entry`, waits for the whole device and copies the outputs out at once. Outputs and the
 // inputs as it last saw them go to raw files of their element type in the output folder, each call's times to
 // a text file. It never holds an expected output.

@@ -137,14 +137,18 @@ def validate_timing(ctx) -> tuple[str, str]:
 
 def judge_timings(rows: list[dict], say) -> tuple[str, str]:
     """Each row's ratios into the log; the top rungs' kerneljudge/ncu over the judged calls into the summary."""
-    ratios, off, no_ncu = [], [], 0
+    ratios, clock_ratios, off, no_ncu = [], [], [], 0
     for r in rows:
         kj, ncu, do_bench = r.get("kerneljudge_us"), r.get("ncu_us"), r.get("do_bench_us")
         kj_ncu = kj / ncu if kj and ncu else None
+        clock_ncu = r["bound_us"] / ncu if r.get("bound_us") and ncu else None
         say(
             f"{r['problem']} {r['benchmark']} {r['who']}: kerneljudge {kj} us, do_bench {do_bench} us, ncu {ncu} us"
             + (f", kj/ncu {kj_ncu:.3f}" if kj_ncu else "")
+            + (f", judge's clock {r['bound_us']:.2f} us, clock/ncu {clock_ncu:.3f}" if clock_ncu else "")
         )
+        if clock_ncu is not None and ncu >= TIMER_JUDGED_FROM_US:
+            clock_ratios.append(clock_ncu)
         if r.get("who") == "pytorch":
             continue
         if kj_ncu is None:
@@ -157,6 +161,8 @@ def judge_timings(rows: list[dict], say) -> tuple[str, str]:
     said = f"{problems} problems, {len(ratios)} top-rung timings of 50 us or more"
     if ratios:
         said += f": kj/ncu {min(ratios):.3f}-{max(ratios):.3f}"
+    if clock_ratios:  # reported, not judged: the supervisor's own clock, which a forged timer cannot move
+        said += f"; judge's clock/ncu {min(clock_ratios):.3f}-{max(clock_ratios):.3f}"
     if off:
         said += f"; off by more than 3%: {', '.join(off)}"
     if no_ncu:

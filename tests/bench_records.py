@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.judge import pipeline
+from grader.judge import benchmarks
 from grader.run import request
 from grader.sandbox.base import Outcome
 from grader.verdict.model import Verdict
@@ -28,4 +28,4 @@ def judge_first_benchmark(problem, out: Path, track: str = "cuda") -> tuple[Verd
     bench = problem.benchmarks_for(track)[0]
     verdict = Verdict(Status.ACCEPTED, "", problem.slug, track, "test-submission")
     cases = [request.Case(bench.name, bench, "bench", 1, True)]
-    return verdict, pipeline._judge_benchmarks(verdict, problem, track, cases, out, Outcome(0, 600.0), [])
+    return verdict, benchmarks.judge(verdict, problem, track, cases, out, Outcome(0, 600.0), [])

@@ -53,7 +53,7 @@ def draw(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("draw")
     (folder / "draw.cpp").write_text(DRAW)
     subprocess.run(
-        ["g++", "-O2", "-std=c++17", "-I", str(binaries.RUN_SOURCES), "-I", str(binaries.HARNESS_SOURCES),
+        ["g++", "-O2", "-std=c++17", "-I", str(binaries.RUN_SOURCES), "-I", str(binaries.BOUNDARY_SOURCES),
          "-o", str(folder / "draw"), str(folder / "draw.cpp")],
         check=True,
     )  # fmt: skip

@@ -172,7 +172,7 @@ def test_every_program_that_poisons_outputs_writes_the_checkers_bits():
     """The one generator (generator.h) holds the checker's poison of every type, and the supervisor and the
     in-process harness poison through it."""
     repo = Path(__file__).resolve().parents[1]
-    generator = (repo / "grader" / "run" / "generator.h").read_text()
+    generator = (repo / "grader" / "boundary" / "generator.h").read_text()
     for token, bits in check.POISONS.items():
         width = 8 if token in ("f32", "i32") else 4
         assert f"POISON_{token.upper()} = 0x{bits:0{width}X}" in generator, token

@@ -1,4 +1,4 @@
-"""The grader's side of the CUDA track's clock bound (grader/judge/pipeline.py; docs/timing.md, "The CUDA track's
+"""The grader's side of the CUDA track's clock bound (grader/judge/benchmarks.py; docs/timing.md, "The CUDA track's
 clock"), on records written here as the CUDA supervisor writes them: a claimed median far under the bounds is a
 forged timer (`rejected`, with both figures), one within the slack is believed, a missing or malformed bound
 record is refused and never a crash, and load-stretched calls do not move the bound (lower quartile). No GPU
@@ -12,7 +12,7 @@ from pathlib import Path
 import bench_records
 import pytest
 
-from grader.judge import pipeline
+from grader.judge import benchmarks
 from grader.perf import ceilings
 from grader.problems.catalog import load_problem
 from grader.verdict.status import Status
@@ -22,8 +22,8 @@ NO_PEAKS = ceilings.Ceilings(None, None, None, None, None, "none (test)")
 
 @pytest.fixture
 def softmax(monkeypatch):
-    monkeypatch.setattr(pipeline.ceilings, "for_track", lambda track: NO_PEAKS)
-    monkeypatch.setattr(pipeline, "_audit", lambda *args: "")  # audits are not what is tested here
+    monkeypatch.setattr(ceilings, "for_track", lambda track: NO_PEAKS)
+    monkeypatch.setattr(benchmarks, "_audit", lambda *args: "")  # audits are not what is tested here
     return load_problem("softmax")
 
 
@@ -44,7 +44,7 @@ def test_an_honest_claim_within_the_slack_is_believed_and_the_bound_shown(softma
     assert failure is None
     (result,) = verdict.benchmarks
     assert result.median_us == pytest.approx(176.0)
-    assert "clock bound 250.0 us" in result.mode
+    assert "clock bound 250.0 us" in result.mode and result.bound_us == pytest.approx(250.0)
 
 
 @pytest.mark.parametrize("track", ["triton", "cupy"])
@@ -83,6 +83,6 @@ def test_a_missing_or_malformed_bound_record_is_refused_not_a_crash(softmax, tmp
 
 
 def test_the_slack_is_the_largest_of_its_three_terms():
-    assert pipeline.least_believed_ms(1.0, 0.5, 0.0) == pytest.approx(1.0 - pipeline.BOUND_SLACK_MIN_MS)
-    assert pipeline.least_believed_ms(30.0, 20.0, 0.0) == pytest.approx(30.0 - 20.0 * pipeline.BOUND_SLACK_FRACTION)
-    assert pipeline.least_believed_ms(1.0, 0.5, 0.5) == pytest.approx(0.5)
+    assert benchmarks.least_believed_ms(1.0, 0.5, 0.0) == pytest.approx(1.0 - benchmarks.BOUND_SLACK_MIN_MS)
+    assert benchmarks.least_believed_ms(30.0, 20.0, 0.0) == pytest.approx(30.0 - 20.0 * benchmarks.BOUND_SLACK_FRACTION)
+    assert benchmarks.least_believed_ms(1.0, 0.5, 0.5) == pytest.approx(0.5)

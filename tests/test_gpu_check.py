@@ -176,6 +176,10 @@ def test_validate_timing_is_judged_on_top_rungs_of_50_us_or_more():
     assert status == "fail" and "off by more than 3%: matmul square_4k 1.042" in said
     status, said = steps.judge_timings([row("matmul", "square_4k", "05.cu", 2500.0, None)], lambda _: None)
     assert status == "fail" and "1 without an ncu figure" in said
+    clocked = {**row("matmul", "square_4k", "05.cu", 2500.0, 2490.0), "bound_us": 2440.0}
+    status, said = steps.judge_timings([clocked], said_in_log.append)
+    assert status == "pass" and said.endswith("kj/ncu 1.004-1.004; judge's clock/ncu 0.980-0.980")
+    assert said_in_log[-1].endswith("judge's clock 2440.00 us, clock/ncu 0.980")
 
 
 def test_the_sandbox_row_is_read_from_grader_doctor_with_its_wrapped_lines():

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.judge import pipeline
+from grader.judge import benchmarks, run_folder, supervisor_records
 from grader.run import binaries, supervised
 from grader.run import inputs as gen
 from grader.sandbox import local as sandbox
@@ -181,7 +181,7 @@ def _run(folder: Path, source: str, request: str) -> supervised.Result:
             sandbox_run=sandbox.run,
             limits=sandbox.Limits(wall_s=120, memory_bytes=16 << 30),
             uid=uid,
-            env=pipeline._cuda_env(workdir),
+            env=run_folder.cuda_env(workdir),
             track="cuda",
         )
     finally:
@@ -244,12 +244,12 @@ def test_the_audits_of_a_batched_benchmark_are_a_draw_of_its_sets_and_right(fold
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
         assert not (result.trusted / "overrun").exists()
-        parsed = pipeline._read_times(result.trusted / "t.times")
+        parsed = supervisor_records.times(result.trusted, "t")
         assert parsed is not None
         header, rows = parsed
         assert header["batch"] > 1, (result.trusted / "t.times").read_text()
         audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
-        assert len(set(audits)) == 3 and set(audits) <= pipeline._sampled_calls(rows, header["batch"])
+        assert len(set(audits)) == 3 and set(audits) <= benchmarks._sampled_calls(rows, header["batch"])
         for call in audits:
             kept = _floats(result.trusted / f"t.a{call}.1.bin")
             expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
@@ -264,18 +264,18 @@ def test_an_honest_kernel_is_believed_and_its_audited_calls_are_right(folders):
     result = _run(folders, COPY, _request(key, count, "bench 10 50 1000 3"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
-        parsed = pipeline._read_times(result.trusted / "t.times")
+        parsed = supervisor_records.times(result.trusted, "t")
         assert parsed is not None
         header, rows = parsed
         assert header["mode"] == "single", (result.trusted / "t.times").read_text()
-        bound_ms = pipeline._clock_bound_ms(result.trusted / "t.bound")
+        bound_ms = supervisor_records.clock_bound_ms(result.trusted, "t")
         median_ms = float(np.median([row[1] for row in rows]))
         assert bound_ms is not None
-        assert median_ms >= pipeline.least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"]), (
+        assert median_ms >= benchmarks.least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"]), (
             f"an honest copy claims {median_ms:.4f} ms, the bound is {bound_ms:.4f} ms"
         )
         audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
-        assert len(set(audits)) == 3 and set(audits) <= pipeline._sampled_calls(rows, 1)  # a draw of the samples
+        assert len(set(audits)) == 3 and set(audits) <= benchmarks._sampled_calls(rows, 1)  # a draw of the samples
         for call in audits:
             kept = _floats(result.trusted / f"t.a{call}.1.bin")
             expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
@@ -300,13 +300,13 @@ def test_a_timer_that_claims_less_than_the_kernel_took_is_caught_by_the_bound(fo
 
 def _claims_and_bound(result: supervised.Result) -> tuple[float, float, float]:
     """(the claimed median, the supervisor's bound, the least median the judge believes), in ms."""
-    parsed = pipeline._read_times(result.trusted / "t.times")
+    parsed = supervisor_records.times(result.trusted, "t")
     assert parsed is not None
     header, rows = parsed
     median_ms = float(np.median([row[1] for row in rows]))
-    bound_ms = pipeline._clock_bound_ms(result.trusted / "t.bound")
+    bound_ms = supervisor_records.clock_bound_ms(result.trusted, "t")
     assert bound_ms is not None
-    return median_ms, bound_ms, pipeline.least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"])
+    return median_ms, bound_ms, benchmarks.least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"])
 
 
 @pytest.mark.parametrize("spin_us", [300, 1200, 3000])
@@ -324,7 +324,7 @@ def test_the_bound_of_an_honest_long_call_is_near_its_true_time(folders, spin_us
         print(f"\n{spin_us} us call: median {median_ms * 1e3:.1f} us, bound {bound_ms * 1e3:.1f} us, least believed "
               f"{least_ms * 1e3:.1f} us ({100 * (1 - least_ms / median_ms):.1f}% under); {header}")  # fmt: skip
         assert median_ms >= least_ms, f"claimed {median_ms:.4f} ms, bound {bound_ms:.4f} ms; {header}"
-        assert bound_ms > median_ms - max(pipeline.BOUND_SLACK_MIN_MS, 0.1 * median_ms), (
+        assert bound_ms > median_ms - max(benchmarks.BOUND_SLACK_MIN_MS, 0.1 * median_ms), (
             f"the bound {bound_ms:.4f} ms is far under the true {median_ms:.4f} ms: room to forge; {header}"
         )
     finally:

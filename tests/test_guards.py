@@ -1,5 +1,5 @@
 """The guards around every buffer of a supervised run on the CPU track (grader/run/guards.h, supervisor.cpp,
-harness/worker.cpp) and the grader's reading of their record (grader/judge/guards.py): a write past either end of
+harness/worker.cpp) and the grader's reading of their record (grader/judge/supervisor_records.py): a write past either end of
 an output or an input, by one element or by a whole block, is recorded with where it began and how far it went;
 a write that runs past the canary faults on the worker's PROT_NONE fence, and one that unprotects the fence first
 is still seen by the canary; an honest call leaves no record; the pipeline's verdict names the test or the timed
@@ -16,7 +16,7 @@ import secrets
 import pytest
 from test_supervisor import _request, _run, folders  # noqa: F401 (folders is a fixture)
 
-from grader.judge import guards, pipeline
+from grader.judge import pipeline, supervisor_records
 from grader.problems.catalog import load_problem
 from grader.run import request, supervised
 from grader.sandbox.base import Outcome
@@ -108,15 +108,15 @@ def _vector_add_cases() -> tuple:
 
 def test_the_record_reads_as_the_verdict_says_it(tmp_path):
     problem, cases = _vector_add_cases()
-    (tmp_path / guards.RECORD).write_text("tiny_odd 1 2 after 1020 7\n")
-    found = guards.read(tmp_path, problem, cases)
+    (tmp_path / supervisor_records.OVERRUN).write_text("tiny_odd 1 2 after 1020 7\n")
+    found = supervisor_records.overrun(tmp_path, problem, cases)
     assert found is not None and found.case == "tiny_odd" and found.call == 1
     assert found.describe() == "wrote 1020 bytes past the end of C (first at element 7)"
-    (tmp_path / guards.RECORD).write_text("tiny_odd 0 0 before 8 -2\n")
-    found = guards.read(tmp_path, problem, cases)
+    (tmp_path / supervisor_records.OVERRUN).write_text("tiny_odd 0 0 before 8 -2\n")
+    found = supervisor_records.overrun(tmp_path, problem, cases)
     assert found is not None and found.describe() == "wrote 8 bytes before the start of A (first at element -2)"
-    (tmp_path / guards.RECORD).unlink()
-    assert guards.read(tmp_path, problem, cases) is None
+    (tmp_path / supervisor_records.OVERRUN).unlink()
+    assert supervisor_records.overrun(tmp_path, problem, cases) is None
 
 
 @pytest.mark.parametrize(
@@ -139,9 +139,9 @@ def test_the_record_reads_as_the_verdict_says_it(tmp_path):
 )
 def test_a_malformed_record_is_refused_not_a_crash(tmp_path, text):
     problem, cases = _vector_add_cases()
-    (tmp_path / guards.RECORD).write_bytes(text.encode("utf-8", "surrogateescape"))
-    with pytest.raises(guards.Malformed):
-        guards.read(tmp_path, problem, cases)
+    (tmp_path / supervisor_records.OVERRUN).write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(supervisor_records.Malformed):
+        supervisor_records.overrun(tmp_path, problem, cases)
 
 
 # --- the verdict the pipeline gives ------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def _judged(out, cases, problem) -> Verdict:
 
 def test_a_test_that_wrote_past_the_end_is_a_wrong_answer_that_says_so(tmp_path):
     problem, cases = _vector_add_cases()
-    (tmp_path / guards.RECORD).write_text(f"{cases[0].name} 1 2 after 1020 1\n")
+    (tmp_path / supervisor_records.OVERRUN).write_text(f"{cases[0].name} 1 2 after 1020 1\n")
     verdict = _judged(tmp_path, cases, problem)
     assert verdict.status == Status.WRONG_ANSWER
     assert verdict.message == (
@@ -168,7 +168,7 @@ def test_a_test_that_wrote_past_the_end_is_a_wrong_answer_that_says_so(tmp_path)
 def test_a_timed_call_that_wrote_before_the_start_is_a_wrong_answer_of_its_benchmark(tmp_path):
     problem = load_problem("vector-add")
     bench = problem.benchmarks_for("cpu")[0]
-    (tmp_path / guards.RECORD).write_text(f"{bench.name} 7 2 before 4 -1\n")
+    (tmp_path / supervisor_records.OVERRUN).write_text(f"{bench.name} 7 2 before 4 -1\n")
     verdict = _judged(tmp_path, [request.Case(bench.name, bench, "bench", 0)], problem)
     assert verdict.status == Status.WRONG_ANSWER
     assert verdict.message == (
@@ -178,6 +178,6 @@ def test_a_timed_call_that_wrote_before_the_start_is_a_wrong_answer_of_its_bench
 
 def test_a_malformed_record_is_a_rejected_verdict(tmp_path):
     problem, cases = _vector_add_cases()
-    (tmp_path / guards.RECORD).write_text("one_element 0 2 after 4 0\n")  # element 0 is inside C
+    (tmp_path / supervisor_records.OVERRUN).write_text("one_element 0 2 after 4 0\n")  # element 0 is inside C
     verdict = _judged(tmp_path, cases, problem)
     assert verdict.status == Status.REJECTED and "guard record is malformed" in verdict.message

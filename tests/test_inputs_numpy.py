@@ -1,5 +1,5 @@
 """The CPU's input generator (numpy uint32 ops) gives the same bits as the GPU's (int64 torch ops) and as the
-C++ generator the supervisor runs (grader/run/generator.h), for many seeds, sizes and ranges (the
+C++ generator the supervisor runs (grader/boundary/generator.h), for many seeds, sizes and ranges (the
 numpy path takes a quarter of the CPU time)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from grader.run import binaries
 from grader.run import inputs as gen
 
 SIZES = [0, 1, 2, 7, 255, 256, 257, 4099, 65539]
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
 def test_numpy_matches_the_supervisors_cpp_generator(tmp_path):
     source = tmp_path / "fill.cpp"
     source.write_text(GENERATOR_MAIN)
-    header = gen.__file__.replace("inputs.py", "")
+    header = str(binaries.BOUNDARY_SOURCES)
     program = tmp_path / "fill"
     build = ["g++", "-O2", "-ffp-contract=off", "-std=c++17", "-I", header, str(source), "-o", str(program)]
     subprocess.run(build, check=True, capture_output=True)
@@ -142,7 +143,7 @@ POISONS = {
 def compiled(tmp_path, name: str, source: str):
     path = tmp_path / f"{name}.cpp"
     path.write_text(source)
-    header = gen.__file__.replace("inputs.py", "")
+    header = str(binaries.BOUNDARY_SOURCES)
     program = tmp_path / name
     build = ["g++", "-O2", "-ffp-contract=off", "-std=c++17", "-I", header, str(path), "-o", str(program)]
     subprocess.run(build, check=True, capture_output=True)
@@ -243,7 +244,7 @@ def test_the_generator_compiles_as_device_code(tmp_path):
     """The CUDA supervisor calls write_element and write_poison in a kernel: no host-only call on that path."""
     source = tmp_path / "device.cu"
     source.write_text(DEVICE_MAIN)
-    header = gen.__file__.replace("inputs.py", "")
+    header = str(binaries.BOUNDARY_SOURCES)
     build = ["nvcc", "-std=c++17", "-arch=sm_90a", "-I", header, "-c", str(source), "-o", str(tmp_path / "device.o")]
     result = subprocess.run(build, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

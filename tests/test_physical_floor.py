@@ -10,7 +10,7 @@ from pathlib import Path
 import bench_records
 import pytest
 
-from grader.judge import pipeline
+from grader.judge import benchmarks
 from grader.perf import ceilings
 from grader.problems.catalog import load_problem
 from grader.verdict import sol
@@ -23,8 +23,8 @@ H100 = ceilings.Ceilings(3.2e12, 5.1e13, 5.0e13, 3.35e12, 5.35e14, "H100 (test)"
 
 @pytest.fixture
 def judged(monkeypatch):
-    monkeypatch.setattr(pipeline.ceilings, "for_track", lambda track: H100)
-    monkeypatch.setattr(pipeline, "_audit", lambda *args: "")
+    monkeypatch.setattr(ceilings, "for_track", lambda track: H100)
+    monkeypatch.setattr(benchmarks, "_audit", lambda *args: "")
 
     def judge(slug: str, out: Path, claim_ms: float):
         problem = load_problem(slug)

@@ -1,4 +1,4 @@
-"""The Python worker's parts that need no GPU: its KJP2 messages byte for byte against grader/run/protocol.h (a
+"""The Python worker's parts that need no GPU: its KJP2 messages byte for byte against grader/boundary/protocol.h (a
 C++ program packs and reads them), a MAP's file descriptor over a real SEQPACKET socket, the checks of a call's
 layout, its seccomp filter (processes allowed, sockets and namespaces not) and Landlock (only the named programs
 run)."""
@@ -21,6 +21,7 @@ from harness.python_frameworks import loaded_library_folder
 from harness.python_worker import valid
 
 RUN = Path(binaries.RUN_SOURCES)
+BOUNDARY = Path(binaries.BOUNDARY_SOURCES)  # protocol.h
 PROBE = r"""
 #include <cstddef>
 #include <cstdio>
@@ -52,7 +53,7 @@ def probe(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("probe")
     (folder / "probe.cpp").write_text(PROBE)
     subprocess.run(
-        ["g++", "-std=c++17", "-I", str(RUN), "-o", str(folder / "probe"), str(folder / "probe.cpp")], check=True
+        ["g++", "-std=c++17", "-I", str(BOUNDARY), "-o", str(folder / "probe"), str(folder / "probe.cpp")], check=True
     )
     return folder / "probe"
 

@@ -11,13 +11,14 @@ from typer.testing import CliRunner
 
 from grader.cli.main import app
 from grader.judge import run_phases
+from grader.judge.supervisor_records import Progress
 
 PROGRESS = ["loading", "loaded", "case tiny 100.5", "case odd 101.0", "case square 102.0", "done 104.0"]
 KINDS = {"tiny": "check", "odd": "check", "square": "bench"}
 
 
 def test_a_finished_run_splits_into_start_tests_benchmarks_and_end():
-    assert run_phases.parts(PROGRESS, KINDS, began=100.0, ended=104.3) == {
+    assert run_phases.parts(Progress(tuple(PROGRESS)), KINDS, began=100.0, ended=104.3) == {
         "run start": 0.5,
         "run tests": 1.5,
         "run benchmarks": 2.0,
@@ -35,12 +36,12 @@ def test_a_finished_run_splits_into_start_tests_benchmarks_and_end():
     ],
 )
 def test_a_run_that_did_not_finish_every_case_has_no_parts(progress):
-    assert run_phases.parts(progress, KINDS, began=100.0, ended=104.3) == {}
+    assert run_phases.parts(Progress(tuple(progress)), KINDS, began=100.0, ended=104.3) == {}
 
 
 def test_the_parts_are_shown_inside_the_run_stage():
     stages = {"compile": 0.0, "run": 4.3, "check": 0.8, "total": 5.1}
-    stages.update(run_phases.parts(PROGRESS, KINDS, began=100.0, ended=104.3))
+    stages.update(run_phases.parts(Progress(tuple(PROGRESS)), KINDS, began=100.0, ended=104.3))
     assert run_phases.text(stages) == (
         "compile 0.00 s, run 4.30 s (start 0.50, tests 1.50, benchmarks 2.00, end 0.30), check 0.80 s, total 5.10 s"
     )

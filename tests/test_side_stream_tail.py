@@ -12,7 +12,7 @@ from grader.judge import pipeline
 
 def _tail(tmp_path, rows):
     (tmp_path / "t.calls").write_text("".join(f"{d} {call} {tail}\n" for d, (call, tail) in enumerate(rows)))
-    return pipeline._side_stream_tail_ms(tmp_path / "t.calls")
+    return pipeline._side_stream_tail_ms(tmp_path, "t")
 
 
 def test_work_left_on_a_side_stream_in_every_draw_is_caught(tmp_path):
@@ -32,4 +32,4 @@ def test_a_long_call_may_have_a_proportionate_tail(tmp_path):
 @pytest.mark.parametrize("text", ["", "0 0.1\n1 0.1\n", "0 0.1 x\n", "0 0.1 30\n"])
 def test_a_cpu_track_or_incomplete_record_has_no_tail(tmp_path, text):
     (tmp_path / "t.calls").write_text(text)
-    assert pipeline._side_stream_tail_ms(tmp_path / "t.calls") is None
+    assert pipeline._side_stream_tail_ms(tmp_path, "t") is None

@@ -17,7 +17,8 @@ import static_site
 from verdicts import A100, H100, SOURCE, benchmarks, verdict
 
 from grader.judge import pipeline
-from grader.problems.catalog import list_slugs, load_problem
+from grader.problems import order
+from grader.problems.catalog import list_slugs, load_problem, scan
 from grader.records import leaderboard, storage
 from grader.site.render import render_site
 from grader.verdict.status import Status
@@ -152,6 +153,8 @@ def test_pages_in_headless_chromium(site, served, tmp_path):
                 if view == "light":
                     _check_links(browser, served, page, checked_links)
                     _check_math(browser, page)
+                if view == "light" and page == "index.html":
+                    _check_learning_path(browser)
                 for kind, shot_page in shots.items():
                     if page == shot_page:
                         browser.screenshot(SCREENSHOTS / f"{kind}-{view}.png")
@@ -170,6 +173,17 @@ def _check_links(browser, base: str, page: str, checked: dict[str, str]) -> None
             with urllib.request.urlopen(url) as response:
                 checked[url] = response.read().decode()
         assert not fragment or f'id="{fragment}"' in checked[url], f"{page}: no #{fragment} in {url}"
+
+
+def _check_learning_path(browser) -> None:
+    """The index lists every problem once, in the learning path's order (problems/ORDER), as a reader sees it."""
+    shown = browser.evaluate(
+        "Array.from(document.querySelectorAll('h2 a[href^=\"problems/\"]'), a => a.getAttribute('href'))"
+    )
+    problems, _ = scan()
+    assert [h.removeprefix("problems/").removesuffix(".html") for h in shown] == [
+        p.slug for p in order.ordered(problems)
+    ]
 
 
 def _check_math(browser, page: str) -> None:

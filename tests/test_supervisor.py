@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.judge import pipeline
+from grader.judge import benchmarks, supervisor_records
 from grader.run import binaries, supervised
 from grader.run import inputs as gen
 from grader.sandbox import local as sandbox
@@ -160,13 +160,13 @@ def test_the_audited_calls_are_a_draw_of_the_samples_and_only_theirs_are_kept(fo
     count = 1 << 16
     result = _run(folders, COPY, _request(secrets.randbits(128), count, "bench 10 12 20000 3"), count)
     try:
-        parsed = pipeline._read_times(result.trusted / "t.times")
+        parsed = supervisor_records.times(result.trusted, "t")
         assert parsed is not None
         header, rows = parsed
         assert header["mode"] == "single" and header["overhead_ms"] > 0
         assert 10 <= len(rows) <= 12 + 8  # the stop rule's minimum and maximum, then its random tail
         audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
-        sampled = pipeline._sampled_calls(rows, 1)
+        sampled = benchmarks._sampled_calls(rows, 1)
         assert len(audits) == 3 and len(set(audits)) == 3 and set(audits) <= sampled, (audits, sampled)
         kept = sorted(int(p.name.split(".")[1][1:]) for p in result.trusted.glob("t.a*.1.bin"))
         assert kept == audits  # the calls a later sample took the place of were removed
@@ -242,4 +242,4 @@ def test_a_full_trusted_disk_is_the_judges_error_not_a_verdict(folders, monkeypa
 )
 def test_a_malformed_timing_record_is_refused_not_a_crash(tmp_path, text):
     (tmp_path / "t.times").write_bytes(text.encode("utf-8", "surrogateescape"))
-    assert pipeline._read_times(tmp_path / "t.times") is None
+    assert supervisor_records.times(tmp_path, "t") is None

@@ -24,7 +24,8 @@ def runner_flags(track: str, tools: Toolchain) -> list[str]:
     return flags
 
 
-GENERATOR = Path(__file__).parents[1] / "run" / "generator.h"  # the one input generator (grader/run/)
+# The one input generator, which the supervisors compile too: grader/boundary/ holds what both sides share.
+GENERATOR = Path(__file__).parents[1] / "boundary" / "generator.h"
 
 
 def _sources() -> dict[str, bytes]:

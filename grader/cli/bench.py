@@ -193,7 +193,8 @@ def validate_timing(
     unit = timing.unit_for(r[k] for r in rows for k in ("kerneljudge_us", "do_bench_us", "ncu_us"))
     ratio = lambda a, b: f"{a / b:.3f}" if a and b else ""  # noqa: E731
     columns = [output.Column(h) for h in ("problem", "benchmark", "who")] + [
-        output.Column(h, justify="right") for h in ("kerneljudge", "do_bench", "ncu", "kj/ncu", "kj/do_bench")
+        output.Column(h, justify="right")
+        for h in ("kerneljudge", "do_bench", "ncu", "kj/ncu", "kj/do_bench", "judge's clock/ncu")
     ]
     table_rows = [
         [
@@ -205,6 +206,7 @@ def validate_timing(
             unit.format(r["ncu_us"]) if r["ncu_us"] else "n/a",
             ratio(r["kerneljudge_us"], r["ncu_us"]),
             ratio(r["kerneljudge_us"], r["do_bench_us"]),
+            ratio(r["bound_us"], r["ncu_us"]),
         ]
         for r in rows
     ]

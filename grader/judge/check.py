@@ -23,6 +23,7 @@ import numpy as np
 
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
+from grader.run import request
 from grader.torch_import import torch
 from grader.verdict.model import TestResult
 from grader.verdict.status import Status
@@ -60,10 +61,7 @@ def device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-MAX_RECORD_BYTES = 16 << 20
-
-
-def _open_result(path: Path):
+def open_result(path: Path):
     """A result file opened without following links or blocking (a FIFO would hang a plain open), None if absent."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -81,7 +79,7 @@ def _open_result(path: Path):
 def read_buffer(path: Path, count: int, dtype: str = "f32") -> np.ndarray | None:
     """The array of `count` elements of type `dtype` in `path` (bfloat16 as uint16 bits), None if absent;
     TamperedOutput if it is not a plain file of exactly that many bytes."""
-    f = _open_result(path)
+    f = open_result(path)
     if f is None:
         return None
     element = np.dtype(gen.NUMPY_DTYPES[dtype])
@@ -89,11 +87,6 @@ def read_buffer(path: Path, count: int, dtype: str = "f32") -> np.ndarray | None
         if os.fstat(f.fileno()).st_size != count * element.itemsize:
             raise TamperedOutput(f"{path.name}: not a file of {count} {dtype} elements")
         return np.fromfile(f, dtype=element, count=count)
-
-
-def read_floats(path: Path, count: int) -> np.ndarray | None:
-    """The float32 array in `path` (read_buffer of f32)."""
-    return read_buffer(path, count, "f32")
 
 
 def read_call(
@@ -112,17 +105,6 @@ def read_call(
     return arrays
 
 
-def read_record(path: Path) -> str | None:
-    """A text record of the harness (progress, timings, audits), None if absent; TamperedOutput if odd."""
-    f = _open_result(path)
-    if f is None:
-        return None
-    with f:
-        if os.fstat(f.fileno()).st_size > MAX_RECORD_BYTES:
-            raise TamperedOutput(f"{path.name}: larger than any record the harness writes")
-        return f.read().decode("utf-8", "replace")
-
-
 def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) -> dict[str, torch.Tensor]:
     """The inputs of call number `call` of a case, exactly as the harness generated them (flat, in their types)."""
     arrays = {}
@@ -134,6 +116,11 @@ def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) 
         seed = gen.tensor_seed(case_seed, call, index)
         arrays[param.name] = gen.generate(param.dtype, seed, count, low, high, device())
     return arrays
+
+
+def call_inputs(problem: Problem, case: request.Case, call: int) -> dict[str, torch.Tensor]:
+    """The inputs of call number `call` of a run's case, regenerated here from its secret key."""
+    return make_inputs(problem, case.size_set, gen.call_seed(case.seed, call), 0)
 
 
 def _same_width(itemsize: int):
@@ -166,9 +153,13 @@ def reference_inputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torc
 
 def reference_outputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The float64 reference for these inputs, one tensor per output parameter."""
-    tensors = reference_inputs(problem, size_set, arrays)
+    return run_reference(problem, reference_inputs(problem, size_set, arrays), size_set.sizes)
+
+
+def run_reference(problem: Problem, tensors: dict[str, torch.Tensor], sizes: dict) -> dict[str, torch.Tensor]:
+    """The reference on shaped float64 (int64) inputs: one float64 tensor per output parameter."""
     with torch.no_grad():
-        result = problem.reference_module.reference(**tensors, **size_set.sizes)
+        result = problem.reference_module.reference(**tensors, **sizes)
     results = result if isinstance(result, (tuple, list)) else (result,)
     return {p.name: r.to(torch.float64) for p, r in zip(problem.output_params, results)}
 

@@ -1,48 +1,27 @@
 """Where a run's wall time went, from the supervisor's progress record (trusted: the supervisor writes it in the
-trusted folder, which the submission cannot reach): each case's window ("case NAME UNIX_TIME" lines, then
-"done UNIX_TIME"), and from them the run's parts: its start (the sandbox, the supervisor and its worker, CUDA and
-the device memory, until the first case), the tests, the benchmarks, and its end (from "done" until the sandbox
-returned). A verdict keeps the parts beside its run stage ("run 5.84 s (start 1.20, tests 2.10, benchmarks 2.30,
-end 0.20)"), so a slow grading says which part of it is slow; grade-many sums them over a batch.
+trusted folder, which the submission cannot reach; supervisor_records.Progress reads it): each case's window, and
+from them the run's parts: its start (the sandbox, the supervisor and its worker, CUDA and the device memory,
+until the first case), the tests, the benchmarks, and its end (from "done" until the sandbox returned). A verdict
+keeps the parts beside its run stage ("run 5.84 s (start 1.20, tests 2.10, benchmarks 2.30, end 0.20)"), so a
+slow grading says which part of it is slow; grade-many sums them over a batch.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # not imported at run time: the terminal and the site show stages without the judge's imports
+    from grader.judge.supervisor_records import Progress
 
 PREFIX = "run "  # a part's key in Verdict.stages_s: "run start", "run tests", "run benchmarks", "run end"
 KINDS = {"check": "tests", "bench": "benchmarks"}
 
 
-def _marks(lines: list[str]) -> list[tuple[str, float]]:
-    """(case name, start) of each "case" line and ("", time) of "done", in order; a line that is neither is skipped."""
-    marks = []
-    for line in lines:
-        words = line.split()
-        try:
-            if words[0] == "case" and len(words) == 3:
-                marks.append((words[1], float(words[2])))
-            elif words[0] == "done" and len(words) == 2:
-                marks.append(("", float(words[1])))
-        except (IndexError, ValueError):
-            continue
-    return marks
-
-
-def case_windows(lines: list[str]) -> dict[str, tuple[float, float]]:
-    """(start, end) wall-clock seconds of each case, from the progress lines; a case the run never finished (no
-    next case, no "done") has none."""
-    return _windows(_marks(lines))
-
-
-def _windows(marks: list[tuple[str, float]]) -> dict[str, tuple[float, float]]:
-    return {name: (start, end) for (name, start), (_next, end) in zip(marks, marks[1:]) if name}
-
-
-def parts(lines: list[str], kinds: dict[str, str], began: float, ended: float) -> dict[str, float]:
+def parts(progress: Progress, kinds: dict[str, str], began: float, ended: float) -> dict[str, float]:
     """The run's parts in seconds, keyed "run start" ... "run end", for a run that finished every case (its
     progress ends in "done"); {} for one that did not (a crash, a timeout: its message says where it stopped).
     `kinds`: each case's kind ("check" or "bench"); `began`, `ended`: the run's wall-clock bounds."""
-    marks = _marks(lines)
-    windows = _windows(marks)
+    marks, windows = progress.marks(), progress.case_windows()
     if not windows or marks[-1][0] or set(windows) != set(kinds):
         return {}
     found = {"start": min(start for start, _ in windows.values()) - began}

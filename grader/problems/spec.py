@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from grader.problems import dtypes, expr, launch_limits, reference_file, tracks
+from grader.problems.audit_rows import AuditRows, faults_of
 from grader.problems.errors import SpecError as SpecError  # raised here and by reference_file; callers import it here
 from grader.problems.params import Distribution as Distribution  # re-exported: part of the spec
 from grader.problems.params import Param as Param
@@ -72,6 +73,7 @@ class Problem(_Strict):
     benchmarks: dict[Device, list[SizeSet]] = {}
     calibration: list[SizeSet] = []  # extra size sets `grader calibrate` tries (long reductions, cheap shapes)
     grid_axes: list[GridAxis] = []  # sizes a natural kernel puts on a grid's y or z axis: tests must cross 65,535
+    audit_rows: AuditRows | None = None  # outputs checkable row by row (grader/problems/audit_rows.py)
     folder: Path = Field(exclude=True)
 
     @field_validator("signature")
@@ -98,6 +100,12 @@ class Problem(_Strict):
             unknown = expr.names_in(axis.size) - sizes
             if unknown or not expr.names_in(axis.size):
                 raise ValueError(f"grid_axes: {axis.size!r} must be a formula of the sizes {sorted(sizes)}")
+        if self.audit_rows is not None:
+            shapes = {p.name: p.dims for p in self.pointer_params}
+            outputs = [p.name for p in self.output_params]
+            faults = faults_of(self.audit_rows, shapes, outputs, self.size_names)
+            if faults:
+                raise ValueError("audit_rows: " + "; ".join(faults))
         inputs = {p.name for p in self.input_params}
         for name in self.inputs:
             if name not in inputs:

@@ -9,8 +9,10 @@
   Where submissions run in the container, the compiled worker is compiled in its image (in a container: no GPU,
   no network) by the compiler that builds the submissions, so that it links the libraries it runs with; the
   image's id is then part of its cache key. The supervisors stay on the host in either case.
--ffp-contract=off keeps the supervisors' input generator bit for bit equal to grader/run/inputs.py. The cache
-entries are the grader's own (0700 folder, 0755 files inside).
+Each side compiles with only its own folder and grader/boundary/ (the wire format, the input generator, the CUDA
+driver calls: the headers both sides share) on the include path, never the other side's folder
+(tests/test_header_boundary.py). -ffp-contract=off keeps the supervisors' input generator bit for bit equal to
+grader/run/inputs.py. The cache entries are the grader's own (0700 folder, 0755 files inside).
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ from grader.sandbox import base, local
 from grader.sandbox.base import Limits
 from grader.toolchain import Toolchain, detect
 
-RUN_SOURCES = Path(__file__).parent
-HARNESS_SOURCES = Path(harness.__file__).parent
-HEADERS = tuple(RUN_SOURCES / name for name in ("protocol.h", "generator.h", "guards.h", "supervision.h")) + tuple(
-    HARNESS_SOURCES / name for name in ("seccomp.h", "cuda_driver.h")
-)
+RUN_SOURCES = Path(__file__).parent  # the trusted side: the supervisors and their own headers
+HARNESS_SOURCES = Path(harness.__file__).parent  # the untrusted side: the workers and theirs
+# What both sides compile, and the only headers either takes from beyond its own folder: the wire format
+# (protocol.h), the input generator (generator.h) and the CUDA driver calls (cuda_driver.h).
+BOUNDARY_SOURCES = RUN_SOURCES.parent / "boundary"
+BOUNDARY_HEADERS = tuple(BOUNDARY_SOURCES / name for name in ("protocol.h", "generator.h", "cuda_driver.h"))
+SUPERVISOR_HEADERS = (RUN_SOURCES / "guards.h", RUN_SOURCES / "supervision.h", *BOUNDARY_HEADERS)
+WORKER_HEADERS = (HARNESS_SOURCES / "seccomp.h", *BOUNDARY_HEADERS)
 
 
 IMAGE_BUILD_LIMITS = Limits(wall_s=600, cpu_s=1200, memory_bytes=8 << 30, file_bytes=1 << 30, disk_bytes=2 << 30)
@@ -44,20 +49,35 @@ class Program:
     source: Path
     cuda: bool
     flags: tuple[str, ...]
+    headers: tuple[Path, ...]  # what it may include: its own side's headers and the boundary's
     libraries: tuple[str, ...] = ()
+
+    @property
+    def include_flags(self) -> list[str]:
+        """Its own folder and the boundary's on the include path, never the other side's."""
+        return ["-I", str(self.source.parent), "-I", str(BOUNDARY_SOURCES)]
 
 
 PROGRAMS = {
-    "supervisor": Program(RUN_SOURCES / "supervisor.cpp", False, ("-O2", "-std=c++17", "-ffp-contract=off")),
-    "worker": Program(HARNESS_SOURCES / "worker.cpp", False, ("-O2", "-std=c++17"), ("-ldl",)),
+    "supervisor": Program(
+        RUN_SOURCES / "supervisor.cpp", False, ("-O2", "-std=c++17", "-ffp-contract=off"), SUPERVISOR_HEADERS
+    ),
+    "worker": Program(HARNESS_SOURCES / "worker.cpp", False, ("-O2", "-std=c++17"), WORKER_HEADERS, ("-ldl",)),
     "cuda_supervisor": Program(
-        RUN_SOURCES / "cuda_supervisor.cu", True, ("-O2", "-std=c++17", "-Xcompiler", "-ffp-contract=off")
+        RUN_SOURCES / "cuda_supervisor.cu",
+        True,
+        ("-O2", "-std=c++17", "-Xcompiler", "-ffp-contract=off"),
+        SUPERVISOR_HEADERS,
     ),
     "gpu_worker": Program(
-        HARNESS_SOURCES / "gpu_worker.cu", True, ("-O2", "-std=c++17", "-cudart", "shared"), ("-ldl",)
+        HARNESS_SOURCES / "gpu_worker.cu",
+        True,
+        ("-O2", "-std=c++17", "-cudart", "shared"),
+        WORKER_HEADERS,
+        ("-ldl",),
     ),
     "python_seccomp.so": Program(
-        HARNESS_SOURCES / "python_seccomp.cpp", False, ("-O2", "-std=c++17", "-shared", "-fPIC")
+        HARNESS_SOURCES / "python_seccomp.cpp", False, ("-O2", "-std=c++17", "-shared", "-fPIC"), WORKER_HEADERS
     ),
 }
 
@@ -100,7 +120,7 @@ def _build(name: str, container: object = None) -> Path:
     digest = hashlib.sha256()
     for part in (name, " ".join(argv[1:] + list(program.libraries)), version):
         digest.update(part.encode() + b"\0")
-    for path in (program.source, *HEADERS):
+    for path in (program.source, *program.headers):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     folder = Path(settings.CACHE.get()) / "supervised" / digest.hexdigest()[:32]
     target = folder / name
@@ -120,8 +140,7 @@ def _on_host(name: str, program: Program, argv: list[str]) -> bytes:
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / name
         result = subprocess.run(
-            [*argv, "-I", str(RUN_SOURCES), "-I", str(HARNESS_SOURCES), "-o", str(out), str(program.source)]
-            + list(program.libraries),
+            [*argv, *program.include_flags, "-o", str(out), str(program.source)] + list(program.libraries),
             capture_output=True,
             text=True,
             timeout=600,
@@ -132,11 +151,11 @@ def _on_host(name: str, program: Program, argv: list[str]) -> bytes:
 
 
 def _in_image(container, name: str, program: Program, argv: list[str]) -> bytes:
-    """Compiled in a container of the image, from copies of the source and headers in its working folder."""
+    """Compiled in a container of the image, from copies of the source and its headers in its working folder."""
     uid = local.sandbox_uid()
     workdir = local.new_workdir(uid)
     try:
-        for path in (program.source, *HEADERS):
+        for path in (program.source, *program.headers):
             (workdir / path.name).write_bytes(path.read_bytes())
             (workdir / path.name).chmod(0o444)
         command = [*argv, "-I", ".", "-o", name, program.source.name, *program.libraries]

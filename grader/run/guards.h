@@ -1,4 +1,4 @@
-// The guards around every buffer of a supervised run (grader/run/protocol.h, "The region's layout"), shared by
+// The guards around every buffer of a supervised run (grader/boundary/protocol.h, "The region's layout"), shared by
 // both supervisors: where a set's buffers and guards lie, the canary the guards hold, and what a call that
 // wrote into them did. Before every call the supervisor writes the canary into every guard of the call's sets
 // (after the worker's own stand-in calls, which write there too); after every call it looks for any changed
@@ -108,7 +108,7 @@ inline Overrun scan(const unsigned char* set, uint64_t set_position, const std::
     return {};
 }
 
-// The record of a call that wrote into a guard (grader/judge/guards.py reads it):
+// The record of a call that wrote into a guard (grader/judge/supervisor_records.py reads it):
 //   CASE CALL BUFFER after|before BYTES FIRST_ELEMENT
 inline std::string record(const std::string& case_name, uint64_t call, const Overrun& o) {
     char line[192];

@@ -1,4 +1,4 @@
-"""The counter-based input generator, bit for bit the same as `grader/run/generator.h`'s.
+"""The counter-based input generator, bit for bit the same as `grader/boundary/generator.h`'s.
 
 Element i of a tensor with seed s is low + scale * u, u = (fmix32(fmix32(i ^ s_lo) + s_hi) >> 8) / 2^24,
 computed with float32 rounding after each operation. Integer hashing and exact float32 steps make the values
@@ -203,7 +203,7 @@ def siphash24(key: bytes, message: bytes) -> int:
 
 
 def call_seed(key: int, call: int) -> int:
-    """The seed of call number `call` of a case whose secret is the 128-bit `key` (grader/run/generator.h):
+    """The seed of call number `call` of a case whose secret is the 128-bit `key` (grader/boundary/generator.h):
     SipHash-2-4 of the call index under the key. Its inputs are then `tensor_seed(call_seed, 0, param)`."""
     return siphash24(key.to_bytes(16, "little"), call.to_bytes(8, "little"))
 

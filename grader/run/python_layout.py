@@ -1,7 +1,7 @@
 """What the Python worker (harness/python_worker.py) is told about a run, as a file in its run folder: how
 `solve`'s arguments are made from a call's buffers and sizes, and which folders are the judge's.
 
-The supervisor's messages name buffers by offset and sizes by value (grader/run/protocol.h), enough for a
+The supervisor's messages name buffers by offset and sizes by value (grader/boundary/protocol.h), enough for a
 compiled shim; a Python `solve` receives arrays, so the worker needs each buffer's element type and, for each
 set of sizes the run will use, each buffer's shape. Nothing here is secret: it is the problem's signature and
 its public size sets.

@@ -37,7 +37,7 @@ from grader.sandbox import procfs
 from grader.sandbox.local import Limits, Outcome
 
 EXIT_INTERNAL, EXIT_DISK = 70, 74
-# The supervisors' layout of one set of buffers (grader/run/protocol.h, guards.h lay_out): per buffer a FENCE page, a
+# The supervisors' layout of one set of buffers (grader/boundary/protocol.h, guards.h lay_out): per buffer a FENCE page, a
 # LEAD, the buffer on whole pages and a TRAIL; then one more FENCE.
 PAGE, GUARD_FENCE, GUARD_LEAD, GUARD_TRAIL = 4096, 4096, 4096, 16384
 RUN_NICENESS = -10  # the supervisor's and worker's, above compiles and the grader's own threads

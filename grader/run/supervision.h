@@ -323,7 +323,7 @@ inline double relative_error_of_median(std::vector<double> v) {
 
 inline uint64_t g_canary_salt = 0;  // the run's secret for the guards' canary (guards.h), drawn in start()
 
-// After a call: a guard that changed ends the run with its record, `overrun` (grader/judge/guards.py).
+// After a call: a guard that changed ends the run with its record, `overrun` (grader/judge/supervisor_records.py).
 inline Fate judge_guards(const Case& c, uint64_t call, const kjguard::Overrun& found) {
     if (!found.found) return Fate::OK;
     const std::string line = kjguard::record(c.name, call, found);

@@ -4,9 +4,9 @@
 // request, the trusted folder, clocks, the worker's control, the run's start and end) is supervision.h.
 //
 // The grader starts it as its own user, outside the sandbox, after it started the worker (harness/worker.cpp)
-// in the sandbox. Both share a control socket (SOCK_SEQPACKET, grader/run/protocol.h) and a sealed memfd in
+// in the sandbox. Both share a control socket (SOCK_SEQPACKET, grader/boundary/protocol.h) and a sealed memfd in
 // which the call's buffers lie. The supervisor alone holds the secret keys; for every call it
-//   1. makes the inputs (grader/run/generator.h), poisons the outputs with NaN and writes the guards' canary
+//   1. makes the inputs (grader/boundary/generator.h), poisons the outputs with NaN and writes the guards' canary
 //      while the worker is frozen
 //      (SIGSTOP, every thread seen stopped in /proc), flushes the caches (timed calls),
 //   2. starts ITS clock, thaws the worker (SIGCONT), sends CALL, waits for DONE, freezes the worker again and

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from grader.judge import pipeline
+from grader.judge import benchmarks, pipeline
 from grader.perf import baseline, in_process, stats, telemetry
 from grader.problems import solutions
 from grader.problems.catalog import load_problem
@@ -59,7 +59,7 @@ def time_baseline(problem: Problem, size_set: SizeSet) -> BenchmarkResult:
     eager, graph, why = baseline.fair_timings(
         baseline_fn(problem), lambda call: baseline_inputs(problem, size_set, call), size_set.sizes
     )
-    result = baseline.as_result(problem, size_set, eager, graph, why, pipeline.benchmark_result)
+    result = baseline.as_result(problem, size_set, eager, graph, why, benchmarks.benchmark_result)
     stats.mark_trust([result], load_before, telemetry.load_average())
     return result
 
@@ -112,7 +112,8 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
 
 
 def validate_rows(problem: Problem, track: str = "cuda", progress=None) -> list[dict]:
-    """The track's top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration."""
+    """The track's top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration;
+    the top rung's rows also carry the supervisor's own clock (bound_us), for its fidelity against ncu."""
     import triton.testing
 
     fp32_only()
@@ -121,6 +122,7 @@ def validate_rows(problem: Problem, track: str = "cuda", progress=None) -> list[
     if not verdict.accepted:
         raise RuntimeError(f"{problem.slug}: {best.name} was not accepted: {verdict.message}")
     ours = {b.name: b.median_us for b in verdict.benchmarks}
+    bounds = {b.name: b.bound_us for b in verdict.benchmarks}
     solution = in_process.load(problem, best, track)
     rows = []
     for size_set in problem.benchmarks_for(track):
@@ -144,6 +146,7 @@ def validate_rows(problem: Problem, track: str = "cuda", progress=None) -> list[
                         "who": who,
                         "track": track if who != "pytorch" else "pytorch",
                         "kerneljudge_us": ours_us,
+                        "bound_us": bounds.get(size_set.name) if who != "pytorch" else None,
                         "do_bench_us": do_bench_us,
                         "ncu_us": ncu_us,
                     }

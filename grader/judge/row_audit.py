@@ -1,0 +1,80 @@
+"""The audit of one timed call: its outputs against the float64 reference for its inputs.
+
+Where the problem declares its rows (problem.yaml's audit_rows, grader/problems/audit_rows.py) and a benchmark
+has more of them than an audit checks, every element of every output must still be written and finite, and the
+reference runs on rows drawn here, after the run, with the operating system's randomness: the submission's
+processes are gone before the draw, so no call can know which of its rows will be read. Elsewhere the whole
+output is compared, as in a test.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+
+from grader.judge import check
+from grader.problems.audit_rows import rows_to_draw
+from grader.problems.spec import Param, Problem, SizeSet
+from grader.torch_import import torch
+
+_RANDOM = secrets.SystemRandom()
+
+
+def draw_rows(count: int) -> list[int]:
+    """The rows (of `count`) an audit checks, in order."""
+    return sorted(_RANDOM.sample(range(count), rows_to_draw(count)))
+
+
+def wrong_output(
+    problem: Problem, size_set: SizeSet, got: dict[str, np.ndarray], arrays: dict[str, torch.Tensor]
+) -> str:
+    """'' when the call's outputs `got` are right for its inputs `arrays`; else "PARAM...: what is wrong"."""
+    atol, rtol = problem.tolerances_for(size_set)
+    sizes = size_set.sizes
+    audit = problem.audit_rows
+    if audit is None or rows_to_draw(sizes[audit.size]) == sizes[audit.size]:
+        reference = check.reference_outputs(problem, size_set, arrays)
+        for param in problem.output_params:
+            result = check.compare(got[param.name], reference[param.name], atol, rtol)
+            if not result.ok:
+                return f"{param.name}: {result.message}"
+        return ""
+    for param in problem.output_params:
+        unfinished = _unfinished(param, got[param.name].reshape(problem.shape(param, sizes)))
+        if unfinished:
+            return f"{param.name}: {unfinished}"
+    rows = draw_rows(sizes[audit.size])
+    tensors = check.reference_inputs(problem, size_set, arrays)
+    index = torch.tensor(rows, device=next(iter(tensors.values())).device)
+    sliced = {name: t.index_select(audit.axes[name], index) if name in audit.axes else t for name, t in tensors.items()}
+    reference = check.run_reference(problem, sliced, {**sizes, audit.size: len(rows)})
+    for param in problem.output_params:
+        mine = np.take(got[param.name].reshape(problem.shape(param, sizes)), rows, axis=audit.axes[param.name])
+        result = check.compare(np.ascontiguousarray(mine), reference[param.name], atol, rtol)
+        if not result.ok:
+            shown = ", ".join(map(str, rows[:8])) + (", ..." if len(rows) > 8 else "")
+            return (
+                f"{param.name} in the {len(rows)} rows audited ({audit.size} = {shown}; the indices below count "
+                f"within them): {result.message}"
+            )
+    return ""
+
+
+def _unfinished(param: Param, values: np.ndarray) -> str:
+    """What of an output is not a finished number: elements never written (the judge's poison), NaN, Inf."""
+    if param.dtype == "i32":  # every int32 is a number; an unwritten one shows in the rows compared
+        return ""
+    floats = check.widened(values.reshape(-1))
+    bad = ~np.isfinite(floats)
+    if not bad.any():
+        return ""
+    width = values.dtype.itemsize
+    bits = values.reshape(-1).view(np.int16 if width == 2 else np.int32).astype(np.int64) & ((1 << (8 * width)) - 1)
+    unwritten = bits == check.POISONS[param.dtype]
+    parts = []
+    for mask, what in ((unwritten, "never written"), (bad & ~unwritten, "NaN or Inf")):
+        if mask.any():
+            first = np.unravel_index(int(mask.argmax()), values.shape)
+            parts.append(f"{int(mask.sum())} {what}, first at [{', '.join(str(int(i)) for i in first)}]")
+    return f"{int(bad.sum())} of {values.size} elements are not a result: " + "; ".join(parts)

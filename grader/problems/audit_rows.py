@@ -1,0 +1,53 @@
+"""Row audits: how a problem says which rows of its outputs can be checked on their own.
+
+A timed call's audit recomputes the float64 reference for that call's inputs, which on a large benchmark costs
+more than the call itself many times over. Where every output is row-independent along one size (each row
+depends on the same row of some inputs and on the whole of the others), problem.yaml says so:
+
+    audit_rows: {size: M, axes: {A: 0, C: 0}}      # matmul: row i of C needs row i of A and all of B
+
+`axes` names each sliced buffer with the axis that runs over `size` (every output must be named; an input not
+named is passed whole). The audit then draws rows after the run (grader/judge/row_audit.py) and runs the
+reference on those rows alone, with `size` set to how many were drawn. tests/test_row_audit.py checks, for every
+problem that declares it, that the sliced reference gives the full reference's rows.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# The rows an audit draws: a sixteenth of them, and at least MIN_ROWS (all of them when there are fewer). A call
+# wrong on a fraction f of its rows escapes one audit with probability at most (1 - f) ** rows (docs/security.md).
+ROW_FRACTION = 16
+MIN_ROWS = 64
+
+
+class AuditRows(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    size: str = Field(min_length=1)  # a size parameter: the number of rows
+    axes: dict[str, int] = Field(min_length=1)  # buffer name -> the axis that runs over `size`
+
+
+def faults_of(audit: AuditRows, shapes: dict[str, list[str | int]], outputs: list[str], sizes: list[str]) -> list[str]:
+    """What is wrong with `audit` for a signature whose buffers have these `shapes` (formulas per dimension):
+    one sentence per fault, none when it is sound."""
+    faults = []
+    if audit.size not in sizes:
+        faults.append(f"size {audit.size!r} is not one of the size parameters {sizes}")
+    for name, axis in audit.axes.items():
+        if name not in shapes:
+            faults.append(f"{name!r} is not a buffer of the signature")
+        elif not 0 <= axis < len(shapes[name]):
+            faults.append(f"{name!r} has no axis {axis} (it has {len(shapes[name])})")
+        elif str(shapes[name][axis]).strip() != audit.size:
+            faults.append(f"axis {axis} of {name!r} is {shapes[name][axis]!r}, not {audit.size!r}")
+    faults += [f"output {name!r} is not named in axes" for name in outputs if name not in audit.axes]
+    return faults
+
+
+def rows_to_draw(rows: int) -> int:
+    """How many of `rows` rows an audit checks."""
+    return min(rows, max(MIN_ROWS, math.ceil(rows / ROW_FRACTION)))
