@@ -88,7 +88,6 @@ class Summary:
                 runner: {"run_s": round(seconds, 3), "fraction": round(self.busy_fraction(runner), 3)}
                 for runner, seconds in self.busy_s.items()
             },
-            "order": "longest expected first (grader/scale/batch/order.py)",
         }
 
 
