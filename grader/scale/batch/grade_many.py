@@ -172,11 +172,14 @@ def _grade(
                     jobs.record_once(item.job, result, db_url)
                 sink.write(json.dumps(line) + "\n")
                 sink.flush()
-                if out:
-                    os.fsync(sink.fileno())
             except (StorageError, OSError) as error:
                 raise _stopped(error, out, summary) from error
-            summary.statuses[result["status"]] += 1
+            summary.statuses[result["status"]] += 1  # counted once readable: a Ctrl-C in the fsync leaves it counted
+            try:
+                if out:
+                    os.fsync(sink.fileno())
+            except OSError as error:
+                raise _stopped(error, out, summary) from error
 
         if record and pending:  # a job stored before its line was written (or with no file) is not graded again
             try:

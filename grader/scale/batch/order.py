@@ -32,13 +32,18 @@ def runner_seconds(stages_s: dict) -> float | None:
 def history(jobs: Iterable[Job], db_url: str | None = None) -> dict[tuple, list[float]]:
     """Past runner times from the results store: by (problem, track, mode, source sha256), and by (problem, track,
     mode) for the problem as a whole."""
-    problems = sorted({job.problem for job in jobs})
-    if not problems:
+    jobs = list(jobs)
+    if not jobs:
         return {}
     columns = [submissions.c[name] for name in ("problem", "track", "mode", "source_sha256", "stages_s")]
+    query = select(*columns).where(
+        submissions.c.problem.in_(sorted({job.problem for job in jobs})),
+        submissions.c.track.in_(sorted({job.track for job in jobs})),
+        submissions.c.mode.in_(sorted({job.mode for job in jobs})),
+    )
 
     def read(connection: Connection) -> list:
-        return list(connection.execute(select(*columns).where(submissions.c.problem.in_(problems))))
+        return list(connection.execute(query))
 
     times: dict[tuple, list[float]] = {}
     for problem, track, mode, sha256, stages in storage.transact(read, db_url):
