@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import platform
 import shutil
 import subprocess
@@ -12,12 +11,7 @@ from pathlib import Path
 
 from grader import settings
 
-FEATURE_SPECIFIC = ("9.0", "10.0")
-# the Python tracks' frameworks: the distributions that may provide each (CuPy's wheels are named per CUDA)
-PYTHON_FRAMEWORKS = {
-    "triton": ("triton",),
-    "cupy": ("cupy-cuda13x", "cupy-cuda12x", "cupy"),
-}  # compute capabilities compiled for their arch-specific features (sm_XYa)
+FEATURE_SPECIFIC = ("9.0", "10.0")  # compute capabilities compiled for their arch-specific features (sm_XYa)
 
 
 @dataclass(frozen=True)
@@ -60,28 +54,9 @@ class Toolchain:
             return [f"-gencode=arch=compute_{number},code=[sm_{number},compute_{number}]"]
         return [f"-arch={arch}"]
 
-    def describe(self, track: str) -> str:
-        """The compiler's version line; for CUDA with the -arch it compiles for; for the Python tracks the
-        interpreter's and the framework's versions (part of every verdict)."""
-        if track in PYTHON_FRAMEWORKS:
-            return f"Python {platform.python_version()}, {python_framework(track)}"
-        if track == "cuda":
-            return f"{self.nvcc_version}, -arch={self.cuda_arch}" if self.nvcc_version else ""
-        return self.gxx_version
-
     @property
     def cuda_lib_dir(self) -> str:
         return str(Path(self.nvcc).resolve().parent.parent / "lib64") if self.nvcc else ""
-
-
-def python_framework(track: str) -> str:
-    """'triton 3.9.0' (the installed distribution's name and version), or 'triton: not installed'."""
-    for distribution in PYTHON_FRAMEWORKS[track]:
-        try:
-            return f"{distribution} {importlib.metadata.version(distribution)}"
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return f"{track}: not installed (pip install 'kerneljudge[{track}]')"
 
 
 def _first_line(argv: list[str], containing: str = "") -> str:
@@ -137,9 +112,3 @@ def detect() -> Toolchain:
         gpu=_find_gpu(),
         cpu_model=_cpu_model(),
     )
-
-
-def default_track() -> str:
-    """The track this machine can run best: CUDA where a GPU and nvcc are there, else CPU."""
-    found = detect()
-    return "cuda" if found.gpu and found.nvcc else "cpu"

@@ -16,9 +16,10 @@ import os
 import platform
 from typing import Any
 
-# the request's element tokens as __cuda_array_interface__ typestrs; bfloat16 travels as its 16 bits
-TYPESTRS = {"f32": "<f4", "f16": "<f2", "bf16": "<i2", "i32": "<i4"}
-ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4}
+# the request's element tokens as __cuda_array_interface__ typestrs; bfloat16 and fp8 travel as their raw bits
+TYPESTRS = {"f32": "<f4", "f16": "<f2", "bf16": "<i2", "i32": "<i4", "i8": "|i1", "e4m3": "|u1"}
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i8": 1, "e4m3": 1}
+VIEWS = {"bf16": "bfloat16", "e4m3": "float8_e4m3fn"}  # torch types that travel as raw bits of their width
 
 
 class _Interface:
@@ -53,7 +54,7 @@ class TorchFramework:
 
     def array(self, address: int, shape: tuple[int, ...], token: str) -> Any:
         tensor = self.torch.as_tensor(_Interface(address, shape, token), device="cuda")
-        return tensor.view(self.torch.bfloat16) if token == "bf16" else tensor
+        return tensor.view(getattr(self.torch, VIEWS[token])) if token in VIEWS else tensor
 
     def event(self) -> Any:
         return self.torch.cuda.Event(enable_timing=True)
@@ -116,7 +117,14 @@ class CupyFramework:
 
     def array(self, address: int, shape: tuple[int, ...], token: str) -> Any:
         cupy = self.cupy
-        dtype = {"f32": cupy.float32, "f16": cupy.float16, "bf16": cupy.uint16, "i32": cupy.int32}[token]
+        dtype = {
+            "f32": cupy.float32,
+            "f16": cupy.float16,
+            "bf16": cupy.uint16,
+            "i32": cupy.int32,
+            "i8": cupy.int8,
+            "e4m3": cupy.uint8,
+        }[token]
         count = 1
         for extent in shape:
             count *= extent

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.problems.tracks import device, track_of
+from grader import tracks
 from grader.toolchain import detect
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ class Fixture:
     @property
     def track(self) -> str:
         """The track the file says (its extension; for a .py file, the framework it imports)."""
-        return track_of(self.path) or "cpu"
+        return tracks.of_file(self.path) or "cpu"
 
 
 def read_fixture(path: Path) -> Fixture:
@@ -77,7 +77,7 @@ def fixture_params(folder: Path) -> list:
         if path.suffix not in (".cpp", ".cu", ".py") or path.name.startswith(("test_", "conftest")):
             continue
         fixture = read_fixture(path)
-        marks = [pytest.mark.gpu] if device(fixture.track) == "cuda" else []
+        marks = [pytest.mark.gpu] if tracks.get(fixture.track).device.gpu else []
         params.append(pytest.param(fixture, id=str(path.relative_to(folder)), marks=marks))
     return params
 

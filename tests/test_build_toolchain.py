@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from grader import tracks
 from grader.build import compiler, runner
 from grader.toolchain import Gpu, Toolchain, detect
 
@@ -23,7 +24,7 @@ def tools(capability: str | None) -> Toolchain:
 def test_the_arch_is_the_gpus_own_feature_set(capability, arch):
     found = tools(capability)
     assert found.cuda_arch == arch
-    assert found.describe("cuda") == f"Cuda compilation tools, release 13.0, -arch={arch}"
+    assert tracks.get("cuda").toolchain(found) == f"Cuda compilation tools, release 13.0, -arch={arch}"
     flags = compiler.submission_flags("cuda", found)
     number = arch[3:]
     wanted = (

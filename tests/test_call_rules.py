@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from grader.cli.main import app
 from grader.problems import call_rules
-from grader.problems.tracks import CPU_THREADS
 from grader.run import request, supervised
+from grader.tracks.cpu import THREADS as CPU_THREADS
 
 REPO = Path(__file__).resolve().parents[1]
 

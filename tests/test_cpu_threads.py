@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.problems.tracks import CPU_THREADS, cpu_environment
+from grader import tracks
+from grader.tracks.cpu import THREADS as CPU_THREADS
 
 pytestmark = pytest.mark.slow  # four gradings of sum-reduction's CPU tests
 
@@ -48,6 +49,9 @@ def test_the_same_file_gets_the_same_verdict_on_one_core_and_on_every_core(tmp_p
 
 
 def test_the_cpu_environment_fixes_and_caps_the_thread_count():
-    assert cpu_environment() == {"OMP_NUM_THREADS": str(CPU_THREADS), "OMP_THREAD_LIMIT": str(CPU_THREADS)}
+    assert tracks.get("cpu").environment(Path("/run")) == {
+        "OMP_NUM_THREADS": str(CPU_THREADS),
+        "OMP_THREAD_LIMIT": str(CPU_THREADS),
+    }
     probe = (FIXTURES / "sees_fixed_threads.cpp").read_text()  # the probe checks the count the track states
     assert f"exactly {CPU_THREADS} threads" in probe and f"omp_get_max_threads() != {CPU_THREADS}" in probe

@@ -1,4 +1,4 @@
-"""Buffers of every element type (float32, float16, bfloat16, int32), end to end on the CPU track: the spec, the
+"""Buffers of every element type (float32, float16, bfloat16, int32; int8 and fp8 e4m3 inputs), end to end on the CPU track: the spec, the
 starter, the shim, the supervisor's inputs and poison, the in-process harness, and the checker's verdicts."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 
 from grader.build import runner as harness_build
 from grader.judge import check, pipeline
-from grader.problems import starter
+from grader.problems import dtypes, starter
 from grader.problems.catalog import load_problem
 from grader.problems.spec import SpecError
 from grader.run import inputs as gen
@@ -29,19 +29,23 @@ signature:
   - {name: h, type: "const __half*", shape: [N]}
   - {name: b, type: "const __nv_bfloat16*", shape: [N]}
   - {name: k, type: "const int*", shape: [N]}
+  - {name: q, type: "const int8_t*", shape: [N]}
+  - {name: f8, type: "const __nv_fp8_e4m3*", shape: [N]}
   - {name: out_h, type: "__half*", shape: [N]}
   - {name: out_b, type: "__nv_bfloat16*", shape: [N]}
   - {name: out_k, type: "int*", shape: [N]}
   - {name: total, type: "float*", shape: [N]}
   - {name: N, type: int}
 constraints: ["1 <= N"]
-accumulation: "out_h = h, out_b = 2 b and out_k = k + 1 exactly; total = a + h + b + k in float32"
+accumulation: "out_h = h, out_b = 2 b and out_k = k + 1 exactly; total = a + h + b + k + q + f8 in float32"
 inputs:
   h: {low: -100.0, high: 100.0}
   k: {low: -5, high: "N"}
+  q: {low: -128, high: 128}
+  f8: {low: -8.0, high: 8.0}
 tolerance: {atol: 1e-4, rtol: 1e-6, why: "copies are exact; one float32 sum of four terms"}
 flops: "4 * N"
-bytes: "22 * N"
+bytes: "24 * N"
 tests:
   - {name: one, sizes: {N: 1}}
   - {name: odd, sizes: {N: 1001}}
@@ -53,30 +57,34 @@ REFERENCE = '''"""Typed copy."""
 import torch
 
 
-def reference(a, h, b, k, N):
-    return h, 2 * b, k + 1, a + h + b + k
+def reference(a, h, b, k, q, f8, N):
+    return h, 2 * b, k + 1, a + h + b + k + q + f8
 
 
-def baseline(a, h, b, k, N):
-    return reference(a, h, b, k, N)
+def baseline(a, h, b, k, q, f8, N):
+    return reference(a, h, b, k, q, f8, N)
 
 
-def null_answers(a, h, b, k, N):
+def null_answers(a, h, b, k, q, f8, N):
     return {"zeros": torch.zeros_like(a)}
 '''
 
-CPU_SOLUTION = """
+CPU_SOLUTION = (
+    """
 #include <cstdint>
 #include <cstring>
+"""
+    + dtypes.CPU_FP8_HELPERS  # the starter's e4m3 helpers, judged here against the checker's values
+    + """
 static float bf(uint16_t x) { uint32_t u = (uint32_t)x << 16; float f; std::memcpy(&f, &u, 4); return f; }
 static float hf(uint16_t x);
-void solve(const float* a, const uint16_t* h, const uint16_t* b, const int* k, uint16_t* out_h, uint16_t* out_b,
-           int* out_k, float* total, int N) {
+void solve(const float* a, const uint16_t* h, const uint16_t* b, const int* k, const int8_t* q, const uint8_t* f8,
+           uint16_t* out_h, uint16_t* out_b, int* out_k, float* total, int N) {
     for (int i = 0; i < N; ++i) {
         out_h[i] = h[i];
         out_b[i] = (uint16_t)(b[i] + (1 << 7));  // 2b: one more in the exponent (no b is 0 or subnormal here)
         if (WRITE_K) out_k[i] = k[i] + 1;
-        total[i] = a[i] + hf(h[i]) + bf(b[i]) + (float)k[i];
+        total[i] = a[i] + hf(h[i]) + bf(b[i]) + (float)k[i] + (float)q[i] + e4m3_to_float(f8[i]);
     }
 }
 static float hf(uint16_t x) {
@@ -86,6 +94,7 @@ static float hf(uint16_t x) {
     float f; std::memcpy(&f, &bits, 4); return f;
 }
 """
+)
 
 
 @pytest.fixture
@@ -102,32 +111,48 @@ def problem(tmp_path, monkeypatch):
 
 
 def test_the_spec_knows_each_parameters_element_type_and_each_tracks_c_type(problem):
-    assert [p.dtype for p in problem.pointer_params] == ["f32", "f16", "bf16", "i32", "f16", "bf16", "i32", "f32"]
-    assert [p.role for p in problem.pointer_params] == ["input"] * 4 + ["output"] * 4
-    assert "const __half* h, const __nv_bfloat16* b, const int* k, __half* out_h" in problem.prototype()
+    assert [p.dtype for p in problem.pointer_params] == [
+        *("f32", "f16", "bf16", "i32", "i8", "e4m3"),
+        *("f16", "bf16", "i32", "f32"),
+    ]
+    assert [p.role for p in problem.pointer_params] == ["input"] * 6 + ["output"] * 4
+    assert (
+        "const __half* h, const __nv_bfloat16* b, const int* k, const int8_t* q, const __nv_fp8_e4m3* f8, __half* out_h"
+        in problem.prototype()
+    )
     cpu = problem.prototype(track="cpu")
-    assert "const uint16_t* h, const uint16_t* b, const int* k, uint16_t* out_h, uint16_t* out_b, int* out_k" in cpu
+    assert (
+        "const uint16_t* h, const uint16_t* b, const int* k, const int8_t* q, const uint8_t* f8, uint16_t* out_h" in cpu
+    )
     assert problem.bounds(problem.tests[1], "k") == (-5.0, 1001.0)
 
 
 def test_the_request_names_every_type_and_its_bounds(problem):
     text = request.build(problem, "cpu", [request.Case("odd", problem.tests[1], "check", 7)])
     buffers = [line for line in text.splitlines() if line.startswith(("in ", "out "))]
-    assert buffers[:4] == [
+    assert buffers[:6] == [
         f"in f32 1001 {gen.float32_bits(-1.0)} {gen.float32_bits(2.0)}",
         f"in f16 1001 {gen.float32_bits(-100.0)} {gen.float32_bits(200.0)}",
         f"in bf16 1001 {gen.float32_bits(-1.0)} {gen.float32_bits(2.0)}",
         f"in i32 1001 {(-5) & 0xFFFFFFFF} 1006",
+        f"in i8 1001 {(-128) & 0xFFFFFFFF} 256",
+        f"in e4m3 1001 {gen.float32_bits(-8.0)} {gen.float32_bits(16.0)}",
     ]
-    assert buffers[4:] == ["out f16 1001", "out bf16 1001", "out i32 1001", "out f32 1001"]
+    assert buffers[6:] == ["out f16 1001", "out bf16 1001", "out i32 1001", "out f32 1001"]
 
 
 def test_inputs_arrive_in_their_types_and_the_reference_gets_float64_and_int64(problem):
     arrays = check.make_inputs(problem, problem.tests[1], 3, 0)
-    assert [arrays[n].dtype for n in "ahbk"] == [torch.float32, torch.float16, torch.bfloat16, torch.int32]
+    names = ("a", "h", "b", "k", "q", "f8")
+    assert [arrays[n].dtype for n in names] == [
+        *(torch.float32, torch.float16, torch.bfloat16, torch.int32),
+        *(torch.int8, torch.float8_e4m3fn),
+    ]
     assert int(arrays["k"].min()) >= -5 and int(arrays["k"].max()) < 1001
+    assert int(arrays["q"].min()) == -128 and int(arrays["q"].max()) == 127
     inputs = check.reference_inputs(problem, problem.tests[1], arrays)
-    assert [inputs[n].dtype for n in "ahbk"] == [torch.float64] * 3 + [torch.int64]
+    assert [inputs[n].dtype for n in names] == [torch.float64] * 3 + [torch.int64] * 2 + [torch.float64]
+    assert torch.equal(inputs["f8"], arrays["f8"].float().double().reshape(-1))
 
 
 @pytest.mark.parametrize("track", ["cpu", "cuda"])
@@ -138,8 +163,10 @@ def test_the_starter_declares_each_tracks_types_and_compiles(problem, track, tmp
     assert problem.prototype(track=track) in source
     if track == "cuda":
         assert "#include <cuda_fp16.h>" in source and "#include <cuda_bf16.h>" in source
+        assert "#include <cuda_fp8.h>" in source
     else:
         assert "half_to_float" in source and "float_to_bf16" in source
+        assert "e4m3_to_float" in source and "float_to_e4m3" in source
     path = tmp_path / ("starter.cu" if track == "cuda" else "starter.cpp")
     path.write_text(source)
     compiler = ["nvcc", "-arch=sm_90a"] if track == "cuda" else ["g++", "-std=c++17", "-fopenmp", "-Wall", "-Werror"]
@@ -179,9 +206,12 @@ def test_the_in_process_harness_runs_every_type(problem, tmp_path):
     subprocess.run([str(runner)], input=text.encode(), check=True, capture_output=True)
     got = check.read_call(problem, problem.tests[1], out, "odd.d1")
     assert got is not None
-    assert [got[n].dtype for n in ("h", "b", "k", "out_b")] == [np.float16, np.uint16, np.int32, np.uint16]
+    assert [got[n].dtype for n in ("h", "b", "k", "q", "f8", "out_b")] == [
+        *(np.float16, np.uint16, np.int32),
+        *(np.int8, np.uint8, np.uint16),
+    ]
     expected = check.make_inputs(problem, problem.tests[1], 0xABC, 1)
-    for name in "ahbk":
+    for name in ("a", "h", "b", "k", "q", "f8"):
         assert check.first_difference(got[name], expected[name]) is None, name
     reference = check.reference_outputs(problem, problem.tests[1], expected)
     for name in ("out_h", "out_b", "out_k", "total"):
@@ -214,10 +244,14 @@ def test_bfloat16_and_half_outputs_are_compared_by_value():
         ({"h": {"low": -1e5, "high": 1.0}}, "exceed 65504"),
         ({"k": {"low": 0.5, "high": 3}}, "whole numbers"),
         ({"k": {"low": 0, "high": "N - 1"}}, "must be greater than low"),
+        ({"q": {"low": -129, "high": 0}}, "leave int8"),
+        ({"q": {"low": 0, "high": 129}}, "leave int8"),
+        ({"f8": {"low": -500.0, "high": 1.0}}, "exceed 448"),
     ],
 )
 def test_bounds_a_type_cannot_hold_are_named(problem, tmp_path, change, message):
     spec = SPEC.replace('  h: {low: -100.0, high: 100.0}\n  k: {low: -5, high: "N"}\n', "")
+    spec = spec.replace("  q: {low: -128, high: 128}\n  f8: {low: -8.0, high: 8.0}\n", "")
     spec = spec.replace("inputs:\n", "inputs:\n" + textwrap.indent(_yaml(change), "  "))
     (problem.folder / "problem.yaml").write_text(spec)
     with pytest.raises(SpecError, match=message):
@@ -230,6 +264,57 @@ def test_a_16_bit_problem_must_state_its_accumulation(problem):
     )
     with pytest.raises(SpecError, match="accumulation"):
         load_problem(problem.folder)
+
+
+@pytest.mark.parametrize("output", ['"int8_t*"', '"__nv_fp8_e4m3*"'])
+def test_int8_and_fp8_outputs_are_refused_by_name(problem, output):
+    """No bit pattern of theirs is a poison arithmetic cannot make: an unwritten element would pass unseen."""
+    (problem.folder / "problem.yaml").write_text(
+        SPEC.replace('type: "float*", shape: [N]}', f"type: {output}, shape: [N]}}")
+    )
+    with pytest.raises(SpecError, match="inputs only"):
+        load_problem(problem.folder)
+
+
+def test_an_8_bit_problem_must_state_its_accumulation_and_quadruples_the_tensor_rate(problem):
+    assert problem.tensor_rate == 4
+    spec = "\n".join(line for line in SPEC.splitlines() if not line.startswith("accumulation"))
+    spec = spec.replace('  - {name: h, type: "const __half*", shape: [N]}\n', "")
+    (problem.folder / "problem.yaml").write_text(spec)
+    with pytest.raises(SpecError, match="accumulation"):
+        load_problem(problem.folder)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+def test_the_starters_fp8_helpers_agree_with_torch_on_every_byte_and_round_as_the_generator(tmp_path):
+    """e4m3_to_float on all 256 bytes is torch's float8_e4m3fn value (NaN for 0x7F, 0xFF); float_to_e4m3 is the
+    generator's rounding (nearest, ties to even, saturating to 448)."""
+    source = tmp_path / "fp8.cpp"
+    source.write_text(
+        "#include <cstdint>\n#include <cstdio>\n#include <cstring>\n"
+        + dtypes.CPU_FP8_HELPERS
+        + """
+int main() {
+    float decoded[256];
+    for (int b = 0; b < 256; ++b) decoded[b] = e4m3_to_float((uint8_t)b);
+    std::fwrite(decoded, 4, 256, stdout);
+    float f;
+    while (std::fread(&f, 4, 1, stdin) == 1) { uint8_t e = float_to_e4m3(f); std::fwrite(&e, 1, 1, stdout); }
+}
+"""
+    )
+    subprocess.run(["g++", "-O2", "-std=c++17", str(source), "-o", str(tmp_path / "fp8")], check=True)
+    values = np.concatenate(
+        [
+            np.random.default_rng(5).standard_normal(1 << 16).astype(np.float32) * np.float32(50),
+            [448, 464, -1e9, 2**-10],
+        ]
+    ).astype(np.float32)
+    out = subprocess.run([str(tmp_path / "fp8")], input=values.tobytes(), check=True, capture_output=True).stdout
+    decoded = np.frombuffer(out[:1024], dtype=np.float32)
+    expected = torch.arange(256, dtype=torch.int32).to(torch.uint8).view(torch.float8_e4m3fn).float().numpy()
+    assert np.array_equal(decoded, expected, equal_nan=True) and np.isnan(decoded[[0x7F, 0xFF]]).all()
+    assert np.array_equal(np.frombuffer(out[1024:], dtype=np.uint8), gen.e4m3_bits_numpy(values))
 
 
 def _yaml(change: dict) -> str:

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.judge import benchmarks, run_folder, supervisor_records
+from grader import tracks
+from grader.judge import benchmarks, supervisor_records
 from grader.run import binaries, supervised
 from grader.run import inputs as gen
 from grader.sandbox import local as sandbox
@@ -181,7 +182,7 @@ def _run(folder: Path, source: str, request: str) -> supervised.Result:
             sandbox_run=sandbox.run,
             limits=sandbox.Limits(wall_s=120, memory_bytes=16 << 30),
             uid=uid,
-            env=run_folder.cuda_env(workdir),
+            env=tracks.get("cuda").environment(workdir),
             track="cuda",
         )
     finally:

@@ -120,8 +120,9 @@ CONVERT_MAIN = r"""
 int main() {
     std::vector<uint32_t> in(1 << 20);
     size_t n = std::fread(in.data(), 4, in.size(), stdin);
-    std::vector<uint16_t> out(2 * n);
+    std::vector<uint16_t> out(3 * n);
     for (size_t i = 0; i < n; ++i) out[i] = kjg::f32_to_f16_bits(in[i]), out[n + i] = kjg::f32_to_bf16_bits(in[i]);
+    for (size_t i = 0; i < n; ++i) out[2 * n + i] = kjg::f32_to_e4m3_bits(in[i]);
     std::fwrite(out.data(), 2, out.size(), stdout);
 }
 """
@@ -131,12 +132,17 @@ TYPED_RANGES = {
     "f16": [(-1.0, 1.0), (-6.0, 6.0), (-1e-4, 1e-4), (-65504.0, 65504.0), (1e-7, 3e-7)],
     "bf16": [(-1.0, 1.0), (-30.0, 30.0), (-1e30, 1e30), (1e-38, 3e-38)],
     "i32": [(0, 1), (0, 1000), (-5, 3), (-(2**31), 2**31 - 1), (100000, 100003)],
+    "i8": [(0, 1), (-128, 128), (-127, 128), (-5, 3), (100, 101), (-128, -127)],
+    # e4m3: ordinary, around the subnormals (2^-9 units, 2^-6 the smallest normal), to the largest (448)
+    "e4m3": [(-1.0, 1.0), (-448.0, 448.0), (-0.02, 0.02), (1e-4, 3e-3), (-3.0, 6.0), (400.0, 448.0)],
 }
 POISONS = {
     "f32": (np.uint32, 0x7FC0FFEE),
     "f16": (np.uint16, 0x7FEE),
     "bf16": (np.uint16, 0x7FEE),
     "i32": (np.uint32, 0x7FC0FFEE),
+    "i8": (np.uint8, 0x7F),  # input types only: a request naming such an output still stays within its bytes
+    "e4m3": (np.uint8, 0x7F),
 }
 
 
@@ -153,6 +159,7 @@ def compiled(tmp_path, name: str, source: str):
 def raw(values) -> bytes:
     if isinstance(values, torch.Tensor):
         values = values.view(torch.int16) if values.dtype == torch.bfloat16 else values
+        values = values.view(torch.int8) if values.dtype == torch.float8_e4m3fn else values
         values = values.numpy()
     return values.tobytes()
 
@@ -212,7 +219,7 @@ def test_cpp_rounding_to_half_and_bfloat16_matches_numpy_and_torch_bit_for_bit(t
     out = np.frombuffer(
         subprocess.run([str(program)], input=bits_in.tobytes(), check=True, capture_output=True).stdout, dtype=np.uint16
     )
-    half, bf16 = out[: len(bits_in)], out[len(bits_in) :]
+    half, bf16 = out[: len(bits_in)], out[len(bits_in) : 2 * len(bits_in)]
     values = bits_in.view(np.float32)
     finite = np.isfinite(values)
     with np.errstate(over="ignore"):
@@ -224,15 +231,60 @@ def test_cpp_rounding_to_half_and_bfloat16_matches_numpy_and_torch_bit_for_bit(t
     assert np.array_equal(gen.bf16_bits_numpy(values[finite]), expected_bf16)
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+def test_cpp_rounding_to_fp8_e4m3_matches_numpy_and_torch_bit_for_bit(tmp_path):
+    """Every class of float32 against E4M3: zeros, values that round to zero, each subnormal and its ties, the
+    smallest normal, ties between normals, 448 and what saturates to it (torch after a clamp, as generate_torch)."""
+    draw = np.random.default_rng(4)
+    # 2^-10 (ties to 0), 2^-10 + ulp, 3*2^-10 (ties up to 2*2^-9), 2^-6 - ulp, 2^-6, 1.0625 (tie, stays 1), 1.1875 (tie,
+    # up to 1.25), 448, 464 (tie; saturates), 465, the largest float, Inf, NaN, denormal floats
+    edges = [0, 0x80000000, 0x3A800000, 0x3A800001, 0x3B400000, 0x3C7FFFFF, 0x3C800000, 0x3F880000, 0x3F980000]
+    edges += [0x43E00000, 0x43E80000, 0x43E80001, 0x7F7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001]
+    ties = draw.integers(0x3A000000, 0x44000000, 1 << 15, dtype=np.uint64).astype(np.uint32) & np.uint32(0xFFF00000)
+    ties |= np.uint32(0x80000)
+    signs = draw.integers(0, 2, 1 << 15, dtype=np.uint64).astype(np.uint32) << np.uint32(31)
+    small = draw.integers(0x39000000, 0x3D000000, 1 << 16, dtype=np.uint64).astype(np.uint32)
+    anything = draw.integers(0, 1 << 32, (1 << 18) - len(edges), dtype=np.uint64).astype(np.uint32)
+    bits_in = np.concatenate([np.array(edges, dtype=np.uint32), ties | signs, small, anything])
+    program = compiled(tmp_path, "convert", CONVERT_MAIN)
+    out = np.frombuffer(
+        subprocess.run([str(program)], input=bits_in.tobytes(), check=True, capture_output=True).stdout, dtype=np.uint16
+    )
+    e4m3 = out[2 * len(bits_in) :].astype(np.uint8)
+    values = bits_in.view(np.float32)
+    assert np.array_equal(e4m3, gen.e4m3_bits_numpy(values))
+    nan = np.isnan(values)
+    assert np.all(e4m3[nan] & 0x7F == 0x7F)
+    clamped = torch.from_numpy(values[~nan]).clamp(-gen.E4M3_MAX, gen.E4M3_MAX)
+    assert np.array_equal(e4m3[~nan], clamped.to(torch.float8_e4m3fn).view(torch.uint8).numpy())
+    assert e4m3[:9].tolist() == [0x00, 0x80, 0x00, 0x01, 0x02, 0x08, 0x08, 0x38, 0x3A]
+    assert e4m3[9:15].tolist() == [0x7E, 0x7E, 0x7E, 0x7E, 0x7E, 0xFE]
+
+
+def test_fp8_and_int8_inputs_keep_to_their_types():
+    """e4m3 values are whole E4M3 numbers within +-448 and never NaN; int8 values fill [low, high) and no more."""
+    wide = gen.generate("e4m3", 91, 100000, -448.0, 448.0)
+    assert wide.dtype == torch.float8_e4m3fn
+    as_float = wide.float()
+    assert not bool(as_float.isnan().any()) and float(as_float.abs().max()) == 448.0
+    small = gen.generate("e4m3", 92, 100000, -0.02, 0.02).float()
+    assert float(small.abs().min()) == 0.0 and 2.0**-9 in set(small.abs().tolist())  # subnormals are drawn
+    values = gen.generate("i8", 93, 100000, -128, 128)
+    assert values.dtype == torch.int8 and sorted(set(values.tolist())) == list(range(-128, 128))
+    assert set(gen.generate("i8", 94, 1000, -3, 2).tolist()) == {-3, -2, -1, 0, 1}
+
+
 DEVICE_MAIN = r"""
 #include "generator.h"
-__global__ void fill_all(void* f32, void* f16, void* bf16, void* i32, size_t n, uint64_t seed) {
+__global__ void fill_all(void* f32, void* f16, void* bf16, void* i32, void* i8, void* e4m3, size_t n, uint64_t seed) {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n) return;
     kjg::write_element(kjg::Dtype::F32, f32, i, seed, 0xBF800000u, 0x40000000u);
     kjg::write_element(kjg::Dtype::F16, f16, i, seed, 0xBF800000u, 0x40000000u);
     kjg::write_element(kjg::Dtype::BF16, bf16, i, seed, 0xBF800000u, 0x40000000u);
     kjg::write_element(kjg::Dtype::I32, i32, i, seed, 0u, 1000u);
+    kjg::write_element(kjg::Dtype::I8, i8, i, seed, 0xFFFFFF80u, 256u);
+    kjg::write_element(kjg::Dtype::E4M3, e4m3, i, seed, 0xBF800000u, 0x40000000u);
     kjg::write_poison(kjg::Dtype::F16, f16, i + n);
     (void)kjg::element_bytes(kjg::Dtype::BF16);
 }

@@ -19,8 +19,8 @@ import pytest
 
 from grader.build import python_check
 from grader.problems.catalog import load_problem
-from grader.problems.tracks import track_of
 from grader.toolchain import detect
+from grader.tracks import of_file as track_of
 from harness.python_frameworks import CupyFramework
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"

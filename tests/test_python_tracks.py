@@ -15,7 +15,7 @@ import pytest
 from grader.build import python_check
 from grader.problems import starter
 from grader.problems.catalog import load_problem
-from grader.problems.tracks import track_of
+from grader.tracks import of_file as track_of
 
 REPO = Path(__file__).resolve().parents[1]
 TRITON_HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n"

@@ -125,6 +125,28 @@ def softmax_without_max(s: torch.Tensor) -> torch.Tensor:
     return e / e.sum(dim=1, keepdim=True)
 
 
+def decoding_without_max(q, K, V) -> torch.Tensor:
+    """flash-decoding's mistake: one query per head, exp of the raw scores."""
+    p = softmax_without_max(torch.einsum("hd,hnd->hn", q, K) / math.sqrt(q.shape[1]))
+    return torch.einsum("hn,hnd->hd", p, V)
+
+
+def paged_without_max(Q, K_cache, V_cache, block_table, seq_lens) -> torch.Tensor:
+    """paged-attention-decode's mistake: the pages gathered per sequence, exp of the raw scores."""
+    B, H, D = Q.shape
+    HKV, P = K_cache.shape[1], K_cache.shape[2]
+    out = torch.empty_like(Q)
+    for b in range(B):
+        length = int(seq_lens[b])
+        pages = block_table[b, : (length + P - 1) // P].long()
+        k = K_cache[pages].permute(1, 0, 2, 3).reshape(HKV, -1, D)[:, :length]
+        v = V_cache[pages].permute(1, 0, 2, 3).reshape(HKV, -1, D)[:, :length]
+        for h in range(H):
+            j = h // (H // HKV)
+            out[b, h] = softmax_without_max((Q[b, h : h + 1] @ k[j].T) / math.sqrt(D))[0] @ v[j]
+    return out
+
+
 def attention_three_kernels(
     q, k, v, matmul=torch.matmul, round_p=lambda p: p, softmax=lambda s: torch.softmax(s, 1)
 ) -> torch.Tensor:
@@ -610,6 +632,8 @@ MISTAKES = [
         "no row maximum subtracted",
         per_head(lambda q, k, v: causal_three_kernels(q, k, v, softmax=softmax_without_max)),
     ),
+    ("flash-decoding", "large_scores", "no maximum subtracted", decoding_without_max),
+    ("paged-attention-decode", "large_scores", "no maximum subtracted", paged_without_max),
     (
         "attention-backward",
         "large_scores",

@@ -19,10 +19,16 @@
 //   i32   low + (h % range) with h = fmix32(fmix32(i ^ seed_lo) + seed_hi), all 32 bits: an integer in
 //         [low, high). LOW_BITS is low as a two's-complement int32, SCALE_BITS the count high - low (>= 1)
 //         as a uint32; the modulo's bias is under range / 2^32, and the same on every side.
+//   i8    the i32 value (the spec keeps [low, high) within [-128, 128)) in one byte.
+//   e4m3  that float32 value rounded to the nearest fp8 E4M3 ("fn": bias 7, largest 448, no Inf), ties to even,
+//         saturating to +-448 (as cvt.rn.satfinite does; the spec keeps |low|, |high| <= 448 anyway), subnormals
+//         (units of 2^-9) kept; never NaN. By integer operations on the float32 bits.
 // Poison (what an output holds before each call; grader/judge/check.py knows each): f32 0x7FC0FFEE, f16 and
 // bf16 0x7FEE (quiet NaNs with a payload no arithmetic makes: the default NaNs are 0x7E00/0xFE00/0x7FFF for
 // half and 0x7FC0/0xFFC0/0x7FFF for bfloat16), i32 0x7FC0FFEE (2143354862). An integer poison is a valid
-// value: an unwritten int32 element is caught only where the right answer differs from 2143354862.
+// value: an unwritten int32 element is caught only where the right answer differs from 2143354862. i8 and e4m3
+// are input types only (grader/problems/dtypes.py): no byte is a poison arithmetic cannot make (0x7F, written
+// should a request name such an output, is int8's 127 and E4M3's one NaN).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -37,7 +43,7 @@
 
 namespace kjg {
 
-enum class Dtype : uint32_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3 };
+enum class Dtype : uint32_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3, I8 = 4, E4M3 = 5 };
 
 // The request's name of a type; false for a name this build does not know.
 inline bool parse_dtype(const std::string& name, Dtype* out) {
@@ -45,10 +51,15 @@ inline bool parse_dtype(const std::string& name, Dtype* out) {
     if (name == "f16") return *out = Dtype::F16, true;
     if (name == "bf16") return *out = Dtype::BF16, true;
     if (name == "i32") return *out = Dtype::I32, true;
+    if (name == "i8") return *out = Dtype::I8, true;
+    if (name == "e4m3") return *out = Dtype::E4M3, true;
     return false;
 }
 
-KJ_HD inline size_t element_bytes(Dtype d) { return d == Dtype::F16 || d == Dtype::BF16 ? 2 : 4; }
+KJ_HD inline size_t element_bytes(Dtype d) {
+    if (d == Dtype::I8 || d == Dtype::E4M3) return 1;
+    return d == Dtype::F16 || d == Dtype::BF16 ? 2 : 4;
+}
 
 // The NaN every float32 output holds before a call (grader/judge/check.py POISON_BITS): a payload no arithmetic
 // makes, so an element that still holds it was never written. The other types' poisons: see the top.
@@ -56,6 +67,7 @@ constexpr uint32_t POISON_F32 = 0x7FC0FFEE;
 constexpr uint16_t POISON_F16 = 0x7FEE;
 constexpr uint16_t POISON_BF16 = 0x7FEE;
 constexpr uint32_t POISON_I32 = 0x7FC0FFEE;
+constexpr uint8_t POISON_BYTE = 0x7F;  // i8 and e4m3: 127 and the E4M3 NaN, values arithmetic can make
 
 inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
 
@@ -162,6 +174,25 @@ KJ_HD inline uint16_t f32_to_bf16_bits(uint32_t x) {
     return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }
 
+// float32 bits -> fp8 E4M3 bits, rounded to nearest, ties to even, saturating to +-448 (NaN -> 0x7F).
+KJ_HD inline uint8_t f32_to_e4m3_bits(uint32_t x) {
+    const uint8_t sign = (uint8_t)((x >> 24) & 0x80u);
+    x &= 0x7FFFFFFFu;
+    if (x > 0x7F800000u) return sign | 0x7Fu;
+    if (x >= 0x43E00000u) return sign | 0x7Eu;  // 448 and above (Inf too) saturate to 448
+    const uint32_t e = x >> 23;
+    if (e < 117) return sign;  // below 2^-10, half the smallest subnormal: rounds to zero
+    uint32_t m, rest, half;
+    if (e < 121) {  // an E4M3 subnormal: units of 2^-9
+        const uint32_t shift = 141 - e, mant = (x & 0x7FFFFFu) | 0x800000u;
+        m = mant >> shift, rest = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    } else {
+        m = ((e - 120) << 3) | ((x >> 20) & 0x7u), rest = x & 0xFFFFFu, half = 0x80000u;
+    }
+    if (rest > half || (rest == half && (m & 1))) ++m;  // a carry moves into the exponent; at most 0x7E
+    return sign | (uint8_t)m;
+}
+
 // Element i of an int32 input: low + (h % range), wrapping as two's complement.
 KJ_HD inline int32_t uniform_i32(size_t i, uint64_t seed, uint32_t low_bits, uint32_t range) {
     uint32_t h = fmix32(fmix32((uint32_t)i ^ (uint32_t)seed) + (uint32_t)(seed >> 32));
@@ -174,11 +205,17 @@ KJ_HD inline void write_element(Dtype d, void* base, size_t i, uint64_t seed, ui
         static_cast<int32_t*>(base)[i] = uniform_i32(i, seed, low_bits, scale_bits);
         return;
     }
+    if (d == Dtype::I8) {
+        static_cast<int8_t*>(base)[i] = (int8_t)uniform_i32(i, seed, low_bits, scale_bits);
+        return;
+    }
     const float value = uniform_f32(i, seed, bits_to_float(low_bits), bits_to_float(scale_bits));
     if (d == Dtype::F16)
         static_cast<uint16_t*>(base)[i] = f32_to_f16_bits(float_to_bits(value));
     else if (d == Dtype::BF16)
         static_cast<uint16_t*>(base)[i] = f32_to_bf16_bits(float_to_bits(value));
+    else if (d == Dtype::E4M3)
+        static_cast<uint8_t*>(base)[i] = f32_to_e4m3_bits(float_to_bits(value));
     else
         static_cast<float*>(base)[i] = value;
 }
@@ -191,6 +228,8 @@ KJ_HD inline void write_poison(Dtype d, void* base, size_t i) {
         static_cast<uint16_t*>(base)[i] = POISON_BF16;
     else if (d == Dtype::I32)
         static_cast<uint32_t*>(base)[i] = POISON_I32;
+    else if (element_bytes(d) == 1)  // no spec has such an output; a request naming one stays in its bytes
+        static_cast<uint8_t*>(base)[i] = POISON_BYTE;
     else
         static_cast<uint32_t*>(base)[i] = POISON_F32;
 }

@@ -23,15 +23,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import tracks
 from grader.build import cache, diagnostics, python_check
 from grader.build.cache import cache_root
 from grader.build.runner import build_runner
-from grader.problems import tracks
 from grader.problems.spec import Problem
 from grader.sandbox import base, runtime_libraries
 from grader.sandbox import local as sandbox
 from grader.sandbox.docker_command import INSIDE
 from grader.toolchain import Toolchain, detect
+from grader.tracks import cuda
 
 __all__ = ["COMPILE_LIMITS", "Build", "build_runner", "build_submission", "cache_root"]
 
@@ -76,31 +77,13 @@ def submission_flags(track: str, tools: Toolchain, in_container: bool = False) -
     """The compile command; `in_container`: the image's own nvcc/g++ (by name), whatever this host has."""
     if in_container:
         tools = dataclasses.replace(tools, nvcc="nvcc", gxx="g++")
-    if track == "cuda":
-        if not tools.nvcc:
-            raise RuntimeError("the CUDA track needs nvcc, and none was found")
-        return [
-            tools.nvcc,
-            "-O3",
-            "-std=c++17",
-            *tools.arch_flags,
-            "-shared",
-            "-Xcompiler",
-            "-fPIC",
-            "-cudart",
-            "shared",
-            "-Xlinker",
-            "-z",
-            "-Xlinker",
-            "defs",
-            "-lineinfo",
-        ]
-    if not tools.gxx:
-        raise RuntimeError("the CPU track needs g++, and none was found")
-    return [tools.gxx, "-O3", "-march=native", "-fopenmp", "-std=c++17", "-shared", "-fPIC", "-Wl,-z,defs"]
+    compiled = tracks.get(track).compiled
+    if compiled is None:
+        raise ValueError(f"the {track} track is not compiled: its source is checked (grader/build/python_check.py)")
+    return compiled.command(tools)
 
 
-def shim_source(problem: Problem, include_name: str, track: str = "cuda") -> str:
+def shim_source(problem: Problem, include_name: str, track: str = cuda.NAME) -> str:
     """The shim: it casts each buffer to the type a `track` submission declares (grader/problems/dtypes.py)."""
     args, pointer, size = [], 0, 0
     for param in problem.signature:
@@ -121,12 +104,12 @@ def shim_source(problem: Problem, include_name: str, track: str = "cuda") -> str
 
 def _safe_name(filename: str, track: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60] or "submission"
-    return stem + tracks.EXTENSIONS[track]
+    return stem + tracks.get(track).extension
 
 
 def build_submission(problem: Problem, source: bytes, filename: str, track: str, run=None) -> Build:
     """Compile `source` for `track` in the sandbox `run` (container.choose's; default: the local one)."""
-    if tracks.is_python(track):
+    if tracks.get(track).is_python:
         return _check_python(problem, source, filename, track)
     run = run or sandbox.run
     tools = detect()
@@ -140,7 +123,7 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
         name,
         shim,
         " ".join(flags),
-        tools.describe(track),
+        tracks.get(track).toolchain(tools),
         tools.cpu_model,
         getattr(run, "toolchain_id", "local"),
     )
@@ -155,7 +138,7 @@ def build_submission(problem: Problem, source: bytes, filename: str, track: str,
     workdir = sandbox.new_workdir(uid)
     try:
         (workdir / name).write_bytes(source)
-        shim_name = "kerneljudge_shim" + tracks.EXTENSIONS[track]
+        shim_name = "kerneljudge_shim" + tracks.get(track).extension
         (workdir / shim_name).write_text(shim)
         for path in (workdir / name, workdir / shim_name):
             path.chmod(0o444)

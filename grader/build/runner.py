@@ -10,18 +10,17 @@ import tempfile
 from pathlib import Path
 
 import harness
+from grader import tracks
 from grader.build import cache
 from grader.toolchain import Toolchain, detect
 
 
 def runner_flags(track: str, tools: Toolchain) -> list[str]:
     """The harness's compile command for `track` (sources and -o added by the caller)."""
-    if track == "cuda":
-        flags = [tools.nvcc or "nvcc", "-O2", "-std=c++17", *tools.arch_flags, "-x", "cu", "-DKJ_CUDA"]
-        flags += ["-cudart", "shared", "-Xcompiler", "-ffp-contract=off"]
-    else:
-        flags = [tools.gxx or "g++", "-O2", "-std=c++17", "-fopenmp", "-ffp-contract=off", "-x", "c++"]
-    return flags
+    compiled = tracks.get(track).compiled
+    if compiled is None:
+        raise ValueError(f"the {track} track has no compiled harness")
+    return compiled.runner_command(tools)
 
 
 # The one input generator, which the supervisors compile too: grader/boundary/ holds what both sides share.
@@ -40,7 +39,9 @@ def build_runner(track: str) -> Path:
     tools = detect()
     sources = _sources()
     flags = runner_flags(track, tools)
-    name = cache.key(track, tools.describe(track), *[k + "\0" for k in sources], *sources.values(), " ".join(flags))
+    name = cache.key(
+        track, tracks.get(track).toolchain(tools), *[k + "\0" for k in sources], *sources.values(), " ".join(flags)
+    )
     folder = cache.entry("runners", name)
     found = cache.lookup(folder, "runner")
     if found is not None:

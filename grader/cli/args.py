@@ -47,18 +47,17 @@ def problem(slug: str) -> Problem:
 def track(file: Path | None, chosen: str | None) -> str:
     """The track asked for, else the one the file implies (its extension; for a .py file, whether it imports
     triton or cupy), else what this machine runs best."""
-    from grader.problems.tracks import TRACKS, track_of
-    from grader.toolchain import default_track
+    from grader import tracks
 
-    implied = track_of(file) if file else None
+    implied = tracks.of_file(file) if file else None
     if not chosen and not implied and file is not None and file.suffix.lower() == ".py":
         raise usage_error(
             f"{file} is Python: say which track with --track triton or --track cupy "
             "(or import triton or cupy in it, not both)"
         )
-    picked = chosen or implied or default_track()
-    if picked not in TRACKS:
-        raise usage_error(f"unknown track {picked!r} (tracks: {', '.join(TRACKS)})")
+    picked = chosen or implied or tracks.default()
+    if picked not in tracks.names():
+        raise usage_error(f"unknown track {picked!r} (tracks: {', '.join(tracks.names())})")
     return picked
 
 

@@ -15,6 +15,7 @@ import typer
 
 from grader.cli import args, output
 from grader.cli.grading import DB, TRACK, store
+from grader.tracks import cuda
 from grader.verdict import units as timing
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
@@ -66,7 +67,7 @@ def bench(
 
 def bench_solutions(
     problems: list[str] | None = PROBLEMS,
-    track: str = typer.Option("cuda", "--track", metavar=args.TRACK_METAVAR, help="cuda, cpu, triton or cupy"),
+    track: str = typer.Option(cuda.NAME, "--track", metavar=args.TRACK_METAVAR, help="cuda, cpu, triton or cupy"),
     as_json: bool = JSON,
     db: str | None = DB,
 ):
@@ -172,15 +173,15 @@ def _eager_row(baseline: dict, names: list[str], unit, base: float | None) -> li
 def validate_timing(
     problems: list[str] | None = PROBLEMS,
     track: str = typer.Option(
-        "cuda", "--track", metavar="[cuda|triton|cupy]", help="Whose top rung: cuda, triton or cupy."
+        cuda.NAME, "--track", metavar="[cuda|triton|cupy]", help="Whose top rung: cuda, triton or cupy."
     ),
     as_json: bool = JSON,
 ):
     """Time the track's top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios."""
-    from grader.problems.tracks import TRACKS, device
+    from grader import tracks
     from grader.study import bench as benchmarks
 
-    if track not in TRACKS or device(track) != "cuda":
+    if track not in tracks.names() or not tracks.get(track).device.gpu:
         raise output.usage_error(f"validate-timing times GPU tracks: cuda, triton or cupy, not {track!r}")
     specs = _specs(problems)
     rows = []

@@ -142,15 +142,15 @@ def grade_many_command(
     sandbox_kind: str | None = SANDBOX,
 ):
     """Grade a folder or manifest of submissions with every GPU (or core group) busy; resumable."""
-    from grader.problems.tracks import TRACKS
+    from grader import tracks
     from grader.scale import jobs
     from grader.scale.batch import grade_many, scheduler
     from grader.scale.batch import inputs as batch_input
 
     if mode not in jobs.MODES:
         raise usage_error(f"unknown mode {mode!r} (modes: {', '.join(jobs.MODES)})")
-    if track is not None and track not in TRACKS:
-        raise usage_error(f"unknown track {track!r} (tracks: {', '.join(TRACKS)})")
+    if track is not None and track not in tracks.names():
+        raise usage_error(f"unknown track {track!r} (tracks: {', '.join(tracks.names())})")
     if workers < 1 or (compile_workers is not None and compile_workers < 1):
         raise usage_error("--workers and --compile-workers must be at least 1")
     if sandbox_kind:

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from grader.problems.spec import Problem
 
 REFERENCE_PREFIX = "ref:"  # as grader.records.leaderboard.REFERENCE_PREFIX; not imported, SQLAlchemy is heavy
-TRACK_NAMES = {"cuda": "CUDA", "cpu": "C++", "triton": "Triton", "cupy": "CuPy"}
 TRACK = typer.Option(None, "--track", metavar=args.TRACK_METAVAR, help=args.TRACK_HELP)
 JSON = typer.Option(False, "--json", help="Print the verdict as JSON.")
 DB = typer.Option(
@@ -81,12 +80,11 @@ def recorded_user(spec: Problem, file: Path, user: str, reference: bool) -> str:
 
 def _refuse_gpu_track_without_gpu(track: str) -> None:
     """A track that runs on the GPU (cuda, triton, cupy) is a usage error where there is none."""
-    from grader import toolchain
-    from grader.problems.tracks import device
+    from grader import toolchain, tracks
 
-    if device(track) == "cuda" and toolchain.detect().gpu is None:
+    if tracks.get(track).device.gpu and toolchain.detect().gpu is None:
         raise output.usage_error(
-            f"this machine has no GPU (nvidia-smi found none), so a {TRACK_NAMES[track]} solution cannot run "
+            f"this machine has no GPU (nvidia-smi found none), so a {tracks.get(track).title} solution cannot run "
             "here: write it in C++ for the CPU track (a .cpp file, or --track cpu), or grade it where a GPU is "
             "(--remote URL)"
         )
@@ -169,8 +167,11 @@ def _grade_here(request: GradingRequest, sandbox_kind: str | None, progress: Cal
 def _attach_profile(spec: Problem, source: bytes, path: Path, verdict, quiet: bool) -> None:
     """`submit --profile`: one call of the first benchmark under Nsight Compute, kept with the verdict; a profile
     that cannot be made is a warning that says why, never a change of the verdict."""
-    if verdict.track != "cuda" or not verdict.accepted:
-        why = "only CUDA submissions are profiled" if verdict.track != "cuda" else "the submission was not accepted"
+    from grader import tracks
+
+    profiled = tracks.get(verdict.track).profiled
+    if not profiled or not verdict.accepted:
+        why = "only CUDA submissions are profiled" if not profiled else "the submission was not accepted"
         output.warning(f"not profiled: {why}")
         return
     import json

@@ -65,14 +65,17 @@ def show(problem: str = args.PROBLEM):
     """The problem statement, signature, time limit, tests and benchmarks."""
     from rich.markdown import Markdown
 
+    from grader import tracks
     from grader.problems import call_rules
     from grader.problems.spec import describe_sizes
 
     spec = args.problem(problem)
     output.console.print(Markdown(spec.statement_path.read_text()))
     output.console.print(Text.assemble("\n", ("Signature", "bold"), f": {spec.prototype()}"))
-    if spec.prototype(track="cpu") != spec.prototype():  # 16-bit floats are raw uint16_t bits on the CPU track
-        output.console.print(Text.assemble(("Signature (CPU track)", "bold"), f": {spec.prototype(track='cpu')}"))
+    for other in tracks.every():  # a compiled track whose C types differ: 16-bit floats as raw bits on the CPU
+        if other.compiled and spec.prototype(track=other.name) != spec.prototype():
+            label = f"Signature ({other.name.upper()} track)"
+            output.console.print(Text.assemble((label, "bold"), f": {spec.prototype(track=other.name)}"))
     if spec.accumulation:
         output.console.print(Text.assemble(("Accumulation", "bold"), f": {spec.accumulation}"))
     output.console.print(
@@ -111,12 +114,12 @@ def init(
     ),
 ):
     """Write a starter file with the right signature and a TODO (on triton and cupy: the track's rules too)."""
+    from grader import tracks
     from grader.problems import starter
-    from grader.problems.tracks import EXTENSIONS
 
     spec = args.problem(problem)
     chosen = args.track(out, track)
-    target = out or Path(f"{spec.slug}{EXTENSIONS[chosen]}")
+    target = out or Path(f"{spec.slug}{tracks.get(chosen).extension}")
     if target.exists():
         raise output.usage_error(f"{target} exists; choose another name with -o")
     target.write_text(starter.starter(spec, chosen))
@@ -126,10 +129,11 @@ def init(
 @app.command()
 def doctor():
     """What this machine has: GPU, nvcc, g++, which sandbox will be used and why, and the settings."""
+    from grader import tracks
     from grader.build import compiler
     from grader.sandbox import container, layers
     from grader.sandbox import local as sandbox
-    from grader.toolchain import default_track, detect
+    from grader.toolchain import detect
 
     tools = detect()
     rows = []
@@ -144,8 +148,8 @@ def doctor():
     )
     rows.append(["nvcc", f"{tools.nvcc} — {tools.nvcc_version}" if tools.nvcc else "not found"])
     rows.append(["g++", f"{tools.gxx} — {tools.gxx_version}" if tools.gxx else "not found"])
-    rows.append(["default track", default_track()])
-    backend, how = container.choose(None, default_track())
+    rows.append(["default track", tracks.default(tools)])
+    backend, how = container.choose(None, tracks.default(tools))
     rows.append(["sandbox", how])
     rows.append(["who holds the clock", _trust(backend.kind == "local", sandbox.is_root())])
     if backend.kind == "local":
@@ -193,9 +197,11 @@ def _python_reach() -> str:
     """Whether the sandbox's uid can run this interpreter with the Python tracks' frameworks."""
     import sys
 
+    from grader import tracks
     from grader.run import python_interpreter
 
-    why = python_interpreter.unreachable("triton") or python_interpreter.unreachable("cupy")
+    python_tracks = [t.name for t in tracks.every() if t.is_python]
+    why = next((found for name in python_tracks if (found := python_interpreter.unreachable(name))), "")
     if why:
         reach = f"the sandbox's uid cannot reach {sys.executable} or its frameworks ({why})"
         return f"cannot run: {reach}; {python_interpreter.FIX}"

@@ -198,15 +198,17 @@ def _show(path: Path) -> None:
 
 
 def _file(spec, file: Path | None, reference: bool) -> Path:
+    from grader.tracks import cuda  # Nsight Compute profiles the CUDA track's kernels
+
     if file is not None:
         path = args.source_file(file)
     elif reference:
         from grader.problems import solutions
 
-        path = solutions.best(spec.slug, "cuda")
+        path = solutions.best(spec.slug, cuda.NAME)
     else:
         raise output.usage_error(f"missing FILE: the .cu solution of {spec.slug} to profile (or --reference)")
-    if path.suffix != ".cu":
+    if path.suffix not in cuda.TRACK.extensions:
         raise output.usage_error(f"{path.name} is not a CUDA file (.cu): only CUDA kernels can be profiled")
     return path
 

@@ -196,7 +196,7 @@ def show_submission(
     db: str | None = DB,
 ):
     """One stored submission: its verdict, tests, benchmarks and source."""
-    from grader.problems.tracks import LANGUAGES
+    from grader import tracks
 
     with _database():
         stored = _load(submission, db)
@@ -217,7 +217,7 @@ def show_submission(
         from grader.cli.profile import print_stored
 
         print_stored(verdict.profile)
-    output.console.print(Syntax(stored.source, LANGUAGES.get(verdict.track, "text"), line_numbers=True, word_wrap=True))
+    output.console.print(Syntax(stored.source, tracks.highlight(verdict.track), line_numbers=True, word_wrap=True))
 
 
 def _time_limit(slug: str) -> float | None:

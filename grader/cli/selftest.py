@@ -16,11 +16,12 @@ def selftest(
     ),
 ):
     """Grade every reference solution (must be accepted) and every null answer (must be rejected)."""
+    from grader import tracks
     from grader.judge.selftest import selftest as run_selftest
     from grader.problems.catalog import scan
     from grader.problems.order import ordered
     from grader.problems.spec import SpecError
-    from grader.toolchain import default_track
+    from grader.toolchain import detect
 
     broken: list[SpecError] = []
     if problems:
@@ -30,9 +31,11 @@ def selftest(
         specs = ordered(specs)
     for error in broken:
         output.warning(f"broken problem: {error}")
-    tracks = track or (["cpu", "cuda"] if default_track() == "cuda" else ["cpu"])
+    tools = detect()
+    compiled = sorted((t for t in tracks.every() if t.compiled), key=lambda t: t.device.gpu)  # the CPU's first
+    chosen = track or [t.name for t in compiled if not t.device.gpu or t.device.available(tools)]
     with output.console.status("selftest") as status:
-        rows = run_selftest(specs, tracks, progress=status.update)
+        rows = run_selftest(specs, chosen, progress=status.update)
     columns = [output.Column(h) for h in ("problem", "track", "what", "expected", "got", "")] + [
         output.Column("detail", drop=1)
     ]

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from grader import tracks
 from grader.judge import check, row_audit, supervisor_records
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
-from grader.problems.tracks import device, is_python
 from grader.run import request
 from grader.sandbox.base import Outcome
 from grader.verdict.model import BenchmarkResult, Verdict
@@ -44,7 +44,7 @@ def judge(
 ) -> tuple[str, str] | None:
     """Judge the benchmarks among `cases` in turn, appending each one's result to the verdict; the (status,
     message) of the first that fails, None if all pass. `samples`: the run's telemetry."""
-    peaks = ceilings.for_track(track).for_inputs(problem.half_precision)
+    peaks = ceilings.for_track(track).for_inputs(problem.tensor_rate)
     windows = supervisor_records.progress(out).case_windows()
     claimed_ms = 0.0
     for case in cases:
@@ -69,24 +69,24 @@ def judge(
             )
         tail_overhead = header["tail_overhead_ms"]
         median_tail = float(np.median([row[2] for row in rows]))
-        if device(track) == "cuda" and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
+        on_gpu = tracks.get(track).device.gpu
+        if on_gpu and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
             return Status.REJECTED, (
                 f"{name}: device work went on {median_tail:.3f} ms after solve returned "
                 f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
                 "so it is not allowed"
             )
-        on_gpu = device(track) == "cuda"
         bound_ms = supervisor_records.clock_bound_ms(out, case.name) if on_gpu else None
         if on_gpu:
             if bound_ms is None:
                 return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
-            least_ms = least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"], is_python(track))
+            least_ms = least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"], tracks.get(track).is_python)
             if median_ms < least_ms:
                 return Status.REJECTED, (
                     f"{name}: the program's own timer claims {median_ms * 1e3:.2f} us per call, but the judge's "
                     f"clock allows no less than {least_ms * 1e3:.2f} us (a forged or patched timer)"
                 )
-        audit = _audit(problem, case, out, _sampled_calls(rows, batch), request.AUDITS_PER_BENCHMARK[device(track)])
+        audit = _audit(problem, case, out, _sampled_calls(rows, batch), tracks.get(track).device.audits_per_benchmark)
         if audit:
             return Status.WRONG_ANSWER, f"{name}: {audit}"
         mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
@@ -122,7 +122,7 @@ def benchmark_result(
     telemetry_summary: dict,
 ) -> BenchmarkResult:
     """A benchmark's record: the timing summary with its rates, fractions of the ceilings and floor."""
-    peaks = ceilings.for_track(track).for_inputs(problem.half_precision)
+    peaks = ceilings.for_track(track).for_inputs(problem.tensor_rate)
     flops, nbytes = problem.work(size_set.sizes)
     seconds = summary["median_us"] * 1e-6
     return BenchmarkResult(

@@ -2,9 +2,9 @@
 
 Every element must satisfy |out - ref| <= atol + rtol*|ref|; NaN and Inf never pass; inputs must come back
 exactly as generated. Files from the untrusted side are opened without following links, must be regular files
-of exactly the expected size, and are read as raw elements of the buffer's type (float32, float16, bfloat16 as
-its uint16 bits, int32): nothing in them is ever interpreted. Every comparison is made in float64, whatever
-the output's type; the reference receives float inputs as float64 and int32 inputs as int64.
+of exactly the expected size, and are read as raw elements of the buffer's type (float32, float16, bfloat16 and
+fp8 as their bits, int32, int8): nothing in them is ever interpreted. Every comparison is made in float64,
+whatever the output's type; the reference receives float inputs as float64 and integer inputs as int64.
 
 A wrong output is described by kind: elements never written (they still hold the judge's NaN poison), NaN
 and Inf the submission wrote, and finite elements out of tolerance, each with its count and first index; the
@@ -125,7 +125,7 @@ def call_inputs(problem: Problem, case: request.Case, call: int) -> dict[str, to
 
 def _same_width(itemsize: int):
     """(numpy, torch) integer types of an element's width, to compare bits."""
-    return {2: (np.int16, torch.int16), 4: (np.int32, torch.int32)}[itemsize]
+    return {1: (np.int8, torch.int8), 2: (np.int16, torch.int16), 4: (np.int32, torch.int32)}[itemsize]
 
 
 def first_difference(got: np.ndarray, expected: torch.Tensor) -> int | None:
@@ -142,10 +142,10 @@ def first_difference(got: np.ndarray, expected: torch.Tensor) -> int | None:
 
 
 def reference_inputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """The inputs as the reference (and null answers) take them: shaped, floats as float64, int32 as int64."""
+    """The inputs as the reference (and null answers) take them: shaped, floats as float64, integers as int64."""
     return {
         p.name: arrays[p.name]
-        .to(torch.int64 if p.dtype == "i32" else torch.float64)
+        .to(torch.int64 if p.dtype in gen.INTEGER_DTYPES else torch.float64)
         .reshape(problem.shape(p, size_set.sizes))
         for p in problem.input_params
     }

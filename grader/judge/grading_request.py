@@ -4,7 +4,7 @@ to grader/judge/job_request.py (or, on the queues, to grader/scale/jobs.py, whic
 
 A request is validated once, when it is made (`GradingRequest(...)` or `from_dict`, for one that travelled as
 JSON): its problem is a known problem's slug (never a folder, whose reference.py the grader would import), its
-track one of grader/problems/tracks.py's that the problem has tests for, its source UTF-8 text without a NUL byte
+track a registered one (grader/tracks/) that the problem has tests for, its source UTF-8 text without a NUL byte
 and at most 1 MiB (grader/judge/intake.py), its mode `test` or `submit`, its time limit a positive number of
 seconds up to an hour. Anything else is a RequestError (a SourceError for the source) whose str() says which
 field and why. Made, it is frozen, and pickled as it is (the grade-many pools get it without checking it again).
@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grader import tracks
 from grader.judge.intake import RequestError as RequestError
 from grader.judge.intake import SourceError, validate_source
-from grader.problems.tracks import TRACKS
 
 if TYPE_CHECKING:
     from grader.problems.spec import Problem
@@ -48,7 +48,7 @@ def id_from_hex(digest: str) -> str:
 @dataclass(frozen=True)
 class GradingRequest:
     problem: str  # a slug under grader.problems.catalog.problems_root(), never a path
-    track: str  # one of grader.problems.tracks.TRACKS that the problem has tests for
+    track: str  # a registered track's name (grader/tracks/) that the problem has tests for
     filename: str  # the submission's own file name (compile diagnostics name it)
     source: str  # the submission's text
     user: str = ""
@@ -63,8 +63,8 @@ class GradingRequest:
             raise RequestError(f"filename {self.filename[:200]!r}: a file's own name, without a folder")
         if not self.id:
             raise RequestError("id: empty")
-        if self.track not in TRACKS:
-            raise RequestError(f"unknown track {str(self.track)[:200]!r} (tracks: {', '.join(TRACKS)})")
+        if self.track not in tracks.names():
+            raise RequestError(f"unknown track {str(self.track)[:200]!r} (tracks: {', '.join(tracks.names())})")
         problem = self.spec()
         if not problem.tests_for(self.track):
             graded = sorted({d for t in problem.tests for d in t.tracks})

@@ -27,12 +27,11 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from grader import identity, torch_import
+from grader import identity, torch_import, tracks
 from grader.build import compiler
 from grader.judge import benchmarks, check, run_folder, run_phases, supervisor_records
 from grader.perf import stats, telemetry
 from grader.problems.spec import Problem, describe_sizes
-from grader.problems.tracks import device, is_python
 from grader.run import binaries, request, supervised
 from grader.sandbox import base, container, runtime_libraries, views
 from grader.sandbox import local as sandbox
@@ -86,7 +85,9 @@ def grade(
         toolchain={
             "compiler": run.compiler(track),
             "sandbox": how,
-            "flags": "" if is_python(track) else " ".join(compiler.submission_flags(track, tools, in_container)[1:]),
+            "flags": ""
+            if tracks.get(track).is_python
+            else " ".join(compiler.submission_flags(track, tools, in_container)[1:]),
         },
         device=_device(track, tools),
         grader_version=identity.grader_build(),
@@ -141,9 +142,7 @@ def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verd
 
 
 def _device(track: str, tools) -> dict:
-    if device(track) == "cuda" and tools.gpu:
-        return {"name": tools.gpu.name, "driver": tools.gpu.driver, "compute_capability": tools.gpu.compute_capability}
-    return {"name": tools.cpu_model, "driver": "", "compute_capability": ""}
+    return tracks.get(track).device.describe(tools)
 
 
 # --- running the harness -------------------------------------------------------------------------------------
@@ -151,7 +150,7 @@ def _device(track: str, tools) -> dict:
 
 def _wall_limit_s(tests_limit_s: float, track: str, cases: list[request.Case]) -> float:
     benches = sum(1 for c in cases if c.kind == "bench")
-    return tests_limit_s + benches * (3 * request.BENCH_BUDGET_MS[device(track)] / 1000 + 20)
+    return tests_limit_s + benches * (3 * tracks.get(track).device.bench_budget_ms / 1000 + 20)
 
 
 def _run_harness(
@@ -173,7 +172,7 @@ def _run_harness(
                 uid=folder.uid,
                 env=folder.env,
                 track=track,
-                gpu=container.gpu_index() if track == "cuda" and base.in_container(run) else None,
+                gpu=container.gpu_index() if tracks.get(track).device.gpu and base.in_container(run) else None,
                 worker=folder.worker,
                 # The check stage needs PyTorch: import it while the run is only waited for. Started sooner, the
                 # import holds the GIL against this thread's file reads and forks (the build digest, the
@@ -188,13 +187,13 @@ def _run_harness(
 
 def _sampler(track: str, cases: list[request.Case]) -> telemetry.Sampler | None:
     """NVML samples during a run that times benchmarks on the GPU (clocks, power, throttling), else none."""
-    return telemetry.Sampler() if device(track) == "cuda" and any(c.kind == "bench" for c in cases) else None
+    return telemetry.Sampler() if tracks.get(track).device.gpu and any(c.kind == "bench" for c in cases) else None
 
 
 def _worker_view(track: str, run: container.Backend) -> views.View | None:
     """The minimal root of a compiled worker in the local sandbox (docs/security.md); None where the view stays
     the host's, read-only: the Python tracks (their interpreter and frameworks) and the container (its image)."""
-    if is_python(track) or base.in_container(run):
+    if tracks.get(track).is_python or base.in_container(run):
         return None
     tools = detect()
     try:
@@ -202,7 +201,7 @@ def _worker_view(track: str, run: container.Backend) -> views.View | None:
             track,
             binaries.worker(track, run),
             tuple(compiler.submission_flags(track, tools)),
-            tools.cuda_lib_dir if track == "cuda" else "",
+            tools.cuda_lib_dir if tracks.get(track).device.gpu else "",
         )
     except runtime_libraries.ViewError as error:
         raise supervised.JudgeError(f"the worker's minimal root could not be found on this host: {error}") from None
@@ -215,7 +214,7 @@ def _limits(
         view=view,
         wall_s=_wall_limit_s(tests_limit_s, track, cases),
         memory_bytes=HARNESS_MEMORY,
-        address_space_bytes=HARNESS_MEMORY if device(track) == "cpu" else None,  # CUDA reserves far more than it uses
+        address_space_bytes=None if tracks.get(track).device.gpu else HARNESS_MEMORY,  # CUDA reserves far more
     )
 
 

@@ -6,19 +6,17 @@ run's own). The supervisor's records never land here: they go to its trusted fol
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import tracks
 from grader.build import compiler
 from grader.problems.spec import Problem
-from grader.problems.tracks import cpu_environment, is_python
 from grader.run import binaries, python_interpreter, python_layout, request, supervised
 from grader.sandbox import base, container
 from grader.sandbox import local as sandbox
-from grader.toolchain import detect
 
 
 @dataclass(frozen=True)
@@ -33,7 +31,7 @@ class RunFolder:
 def make(problem: Problem, track: str, library: Path, cases: list[request.Case], run: container.Backend) -> RunFolder:
     """The run folder of `track` with the submission `library` in it; JudgeError where this host cannot run it."""
     in_container = base.in_container(run)
-    if is_python(track):
+    if tracks.get(track).is_python:
         if in_container:
             raise supervised.JudgeError(
                 f"the {track} track runs in the local sandbox only: its worker is not in the image yet"
@@ -49,7 +47,7 @@ def make(problem: Problem, track: str, library: Path, cases: list[request.Case],
     else:
         uid, workdir = _new_run_folder(((binaries.worker(track, run), "worker"), (library, "lib.so")))
         worker, library_name = ("./worker",), "lib.so"
-    env = _python_env(workdir) if is_python(track) else cuda_env(workdir) if track == "cuda" else cpu_environment()
+    env = tracks.get(track).environment(workdir)  # grader/tracks/: OpenMP's threads, CUDA's libraries, JIT caches
     if in_container:
         env.pop("CUDA_VISIBLE_DEVICES", None)  # the container sees the one GPU it was given
     return RunFolder(uid, workdir, worker, library_name, env)
@@ -78,21 +76,3 @@ def _new_python_run_folder(problem: Problem, source: Path, cases: list[request.C
     package.chmod(0o555)
     python_layout.write(workdir, problem, [c.size_set for c in cases])
     return uid, workdir
-
-
-def cuda_env(workdir: Path) -> dict[str, str]:
-    """What the CUDA runtime needs in the sandbox: its libraries, a JIT cache of the run's own, and the GPU the
-    grader itself was given (a worker pinned to one GPU)."""
-    env = {"LD_LIBRARY_PATH": detect().cuda_lib_dir, "CUDA_CACHE_PATH": str(workdir / ".nv")}
-    if os.environ.get("CUDA_VISIBLE_DEVICES"):
-        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
-    return env
-
-
-def _python_env(workdir: Path) -> dict[str, str]:
-    """The CUDA environment, and the JIT caches of Triton and CuPy in the run's own bounded folder: nothing one
-    submission compiles is seen by another."""
-    cuda = cuda_env(workdir)
-    root = str(Path(cuda["LD_LIBRARY_PATH"]).parent) if cuda["LD_LIBRARY_PATH"] else ""
-    caches = {"TRITON_CACHE_DIR": str(workdir / ".triton"), "CUPY_CACHE_DIR": str(workdir / ".cupy")}
-    return {**cuda, **caches, **({"CUDA_PATH": root} if root else {})}

@@ -21,6 +21,7 @@ import torch
 
 from grader.perf.timing import Timing, time_callable
 from grader.problems.spec import Problem, SizeSet
+from grader.tracks import cuda
 from grader.verdict.model import BenchmarkResult
 
 WARMUP_CALLS = 3  # before capture: lets cuBLAS/cuDNN pick algorithms and allocate their workspaces
@@ -91,7 +92,7 @@ def as_result(
     `eager_us`; `make_result` is the judge's benchmark_result (rates, fractions of the ceilings, floor)."""
     chosen = graph or eager
     mode = f"graph {chosen.mode}" if graph else f"eager {chosen.mode} ({why})"
-    result = make_result(problem, size_set, "cuda", chosen.summary, len(chosen.samples_ms), mode, 0.0, {})
+    result = make_result(problem, size_set, cuda.NAME, chosen.summary, len(chosen.samples_ms), mode, 0.0, {})
     result.eager_us = eager.summary["median_us"]
     return result
 

@@ -28,10 +28,11 @@ import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from grader.problems.tracks import device
+from grader import tracks
 
 TENSOR_TF32_OVER_FP32 = 8  # Hopper/Ampere dense TF32 tensor-core rate over the FP32 FMA rate
 TENSOR_FP16_OVER_TF32 = 2  # dense FP16/BF16 tensor-core rate over TF32 (H100: 989 against 495 TFLOP/s)
+# Problem.tensor_rate: 1 (float32), TENSOR_FP16_OVER_TF32 (16-bit inputs), 4 (FP8/INT8 inputs: 1979 on an H100)
 CPU_FLOOR_SLACK = 4.0  # the CPU floor: measured copy bandwidth and matmul rate, times this
 
 FMA_KERNEL = r"""
@@ -59,13 +60,13 @@ class Ceilings:
     source: str
     hgemm_flops_s: float | None = None  # measured: cuBLAS FP16 GEMM at 8192^3 (a roof only for 16-bit inputs)
 
-    def for_inputs(self, half_precision: bool) -> Ceilings:
-        """The ceilings that fit a problem: with 16-bit inputs the FP16 GEMM rate is a compute roof and the
-        floor's tensor peak doubles; otherwise the FP16 rate is no roof at all."""
-        if not half_precision:
-            return replace(self, hgemm_flops_s=None)
-        peak = self.peak_flops_s * TENSOR_FP16_OVER_TF32 if self.peak_flops_s else None
-        return replace(self, peak_flops_s=peak)
+    def for_inputs(self, tensor_rate: int) -> Ceilings:
+        """The ceilings that fit a problem whose inputs allow `tensor_rate` times TF32's tensor-core rate
+        (Problem.tensor_rate): the floor's tensor peak grows by it; with 16-bit inputs the FP16 GEMM rate is a
+        compute roof, otherwise (float32, or 8-bit inputs that FP8/INT8 mma run twice as fast) no roof at all."""
+        peak = self.peak_flops_s * tensor_rate if self.peak_flops_s else None
+        roof = self.hgemm_flops_s if tensor_rate == TENSOR_FP16_OVER_TF32 else None
+        return replace(self, peak_flops_s=peak, hgemm_flops_s=roof)
 
     def floor_s(self, flops: float, nbytes: float) -> float:
         times = [0.0]
@@ -81,12 +82,12 @@ NONE = Ceilings(None, None, None, None, None, "no ceilings for this track")
 
 def for_track(track: str) -> Ceilings:
     """The measured ceilings of the device `track` runs on (the GPU's for cuda, triton and cupy)."""
-    return _for_device(device(track))
+    return _for_device(tracks.get(track).device.gpu)
 
 
 @functools.lru_cache(maxsize=2)
-def _for_device(on: str) -> Ceilings:
-    return gpu_ceilings() if on == "cuda" else cpu_ceilings()
+def _for_device(gpu: bool) -> Ceilings:
+    return gpu_ceilings() if gpu else cpu_ceilings()
 
 
 def cpu_ceilings() -> Ceilings:

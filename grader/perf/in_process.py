@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from grader import tracks
 from grader.build import compiler
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
@@ -52,11 +53,9 @@ class PythonSolution:
     track: str  # triton (PyTorch tensors) or cupy (CuPy arrays)
 
     def call_args(self, size_set: SizeSet, inputs: dict[str, torch.Tensor]) -> tuple:
-        buffers = iter(_buffers(self.problem, size_set, inputs))
-        if self.track == "cupy":
-            import cupy
-
-            buffers = iter([cupy.from_dlpack(b) for b in buffers])
+        framework = tracks.get(self.track).python
+        assert framework is not None
+        buffers = iter([framework.from_torch(b) for b in _buffers(self.problem, size_set, inputs)])
         return tuple(
             size_set.sizes[p.name] if p.role == "size" else next(buffers) for p in self.problem.signature
         )  # fmt: skip
@@ -67,8 +66,8 @@ class PythonSolution:
 
 def load(problem: Problem, path: Path, track: str) -> CompiledSolution | PythonSolution:
     """The solution at `path`, built (cuda) or imported (triton, cupy), ready to call."""
-    if track == "cuda":
-        build = compiler.build_submission(problem, path.read_bytes(), path.name, "cuda")
+    if tracks.get(track).compiled is not None:
+        build = compiler.build_submission(problem, path.read_bytes(), path.name, track)
         if not build.ok:
             raise RuntimeError(f"{path} does not compile:\n{build.log}")
         entry = ctypes.CDLL(str(build.library)).kerneljudge_entry

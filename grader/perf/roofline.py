@@ -8,7 +8,7 @@ own ceilings it can be compared across GPUs: an H100 and an H200 result stand on
 
 The compute ceiling is the higher of the measured FP32 FMA rate and cuBLAS SGEMM (a float32 problem's fastest
 honest path); a solution on tensor cores (3xTF32) can still pass it, and then SOL is above 1 (docs/profile.md).
-For a problem with 16-bit inputs, the ceilings' view `for_inputs(True)` adds cuBLAS FP16 GEMM, and that roof binds.
+For a problem with 16-bit inputs, the ceilings' view `for_inputs(2)` adds cuBLAS FP16 GEMM, and that roof binds.
 
 A stored result carries its fractions of the ceilings (`fraction_of_peak`: bandwidth, flops, sgemm, hgemm), and
 roofline time / time = max(bytes/s over copy bandwidth, FLOP/s over the compute ceiling), so SOL is computed from

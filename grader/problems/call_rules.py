@@ -2,13 +2,13 @@
 README's "Tracks" section say the same (tests/test_call_rules.py holds them to these facts).
 
 Each rule is (topic, text); the figures come from the code that makes them true: the thread count from
-grader/problems/tracks.py, the buffers' alignment from the supervisors' layout (grader/run/supervised.py PAGE,
+grader/tracks/cpu.py, the buffers' alignment from the supervisors' layout (grader/run/supervised.py PAGE,
 supervision.h), the repeated calls from the request (grader/run/request.py DRAWS_PER_TEST).
 """
 
 from __future__ import annotations
 
-from grader.problems.tracks import CPU_THREADS
+from grader.tracks.cpu import THREADS as CPU_THREADS
 
 ALIGN = 4096  # the supervisors' buffer layout (grader/run/supervised.py PAGE, supervision.h): one page each
 

@@ -9,6 +9,7 @@ import math
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from grader.problems import dtypes, expr
+from grader.tracks import cuda
 
 
 class _Strict(BaseModel):
@@ -23,6 +24,10 @@ class Param(_Strict):
     @field_validator("type")
     @classmethod
     def _known_type(cls, value):
+        if value in (f"{name}*" for name, tok in dtypes.ELEMENTS.items() if tok in dtypes.INPUT_ONLY):
+            raise ValueError(
+                f"type {value!r}: int8 and fp8 buffers are inputs only (const); no poison marks them unwritten"
+            )
         if value != "int" and value not in dtypes.POINTER_TYPES:
             raise ValueError(f"type {value!r} is not int or one of {', '.join(dtypes.POINTER_TYPES)}")
         return value
@@ -33,11 +38,11 @@ class Param(_Strict):
 
     @property
     def dtype(self) -> str:
-        """The element type's request token: f32, f16, bf16 or i32 (grader/problems/dtypes.py)."""
+        """The element type's request token: f32, f16, bf16, i32, i8 or e4m3 (grader/problems/dtypes.py)."""
         return "i32" if self.type == "int" else dtypes.token(self.type)
 
-    def c_type(self, track: str = "cuda") -> str:
-        """The type a `track` submission declares (16-bit floats are uint16_t bits on the CPU track)."""
+    def c_type(self, track: str = cuda.NAME) -> str:
+        """The type a `track` submission declares (16-bit floats are uint16_t bits on the CPU track, fp8 uint8_t)."""
         return dtypes.c_type(self.type, track)
 
     @property

@@ -1,4 +1,5 @@
-"""What a submission on a Python track may use: the rules the statement and the starter state, as data.
+"""What a submission on a Python track may use: the rules the statement and the starter state, as data (what
+every Python track refuses here; each track's own allowances in its file under grader/tracks/).
 
 The Python tracks are kernel tracks: the work must be done in kernels the submission writes (`@triton.jit`
 functions on the triton track; `cupy.RawKernel`, `RawModule`, `ElementwiseKernel` or `ReductionKernel` on the
@@ -12,18 +13,8 @@ judge, PyTorch operators on the triton track).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Rules:
-    track: str
-    modules: frozenset[str]  # what may be imported (exactly these names)
-    allowed: frozenset[str]  # dotted names host code may reach from an imported module
-    namespaces: frozenset[str]  # dotted names below which everything may be reached (triton.language)
-    kernel_decorators: frozenset[str]  # decorators whose function is a kernel, compiled, not run by Python
-    summary: str  # the rules in words, for the statement and the starter
-
+from grader import tracks
+from grader.tracks.base import PythonRules as Rules
 
 # Python names whose use is never allowed: they reach objects by name at run time, read files, or execute text,
 # so no rule about names written in the source could hold.
@@ -167,79 +158,10 @@ COMPUTE_METHODS = frozenset(
     ]
 )
 
-_TRITON_SUMMARY = """\
-Triton track: solve receives PyTorch CUDA tensors and launches @triton.jit kernels, which do the work.
-May import: torch, triton, triton.language, math, typing, functools.
-From torch, host code may use only: torch.empty, empty_like, empty_strided, zeros, zeros_like, the dtypes
-(torch.float32, ...), torch.Tensor, and a tensor's shape, strides, dtype, numel, data_ptr, stride, size,
-element_size, is_contiguous, dim, and views (view, t, T, transpose, permute, unsqueeze, squeeze, narrow).
-From triton: jit, autotune, heuristics, Config, cdiv, next_power_of_2, and triton.language.
-Not allowed: PyTorch operators or routines that compute (torch.matmul, torch.softmax, torch.nn.functional,
-x + y on tensors, x.sum(), x.copy_(...)), torch.cuda (streams, events, synchronisation), triton.testing,
-reading files, importing anything else (the judge's own modules included), and names reached at run time
-(getattr, eval, exec, attributes starting with _)."""
-
-_CUPY_SUMMARY = """\
-CuPy track: solve receives CuPy arrays and launches its own kernels (cupy.RawKernel, RawModule,
-ElementwiseKernel, ReductionKernel), which do the work.
-May import: cupy, math, typing, functools.
-From cupy, host code may use only: the kernel classes above, cupy.empty, empty_like, zeros, zeros_like,
-cupy.ndarray, the dtypes (cupy.float32, cupy.int32, ...), and an array's shape, strides, dtype, size, nbytes,
-itemsize, ndim, data.ptr and views (view, T, transpose).
-Not allowed: CuPy routines and operators that compute (cupy.matmul, cupy.linalg, cupy.sum, x @ y, x.sum(),
-x + y on arrays), cupy.cuda (streams, events, synchronisation), reading files, importing anything else (the
-judge's own modules included), and names reached at run time (getattr, eval, exec, attributes starting
-with _). A bfloat16 buffer is its raw bits (cupy.uint16)."""
-
-_DTYPES_TORCH = "float32 float16 bfloat16 float64 int32 int64 int16 int8 uint8 bool"
-_DTYPES_CUPY = "float32 float16 float64 int32 int64 int16 int8 uint32 uint16 uint8 uint64 bool_"
-
-RULES = {
-    "triton": Rules(
-        track="triton",
-        modules=frozenset({"torch", "triton", "triton.language", "math", "typing", "functools"}),
-        allowed=frozenset(
-            [
-                f"torch.{name}"
-                for name in ["empty", "empty_like", "empty_strided", "zeros", "zeros_like", "Tensor", "dtype"]
-            ]
-            + [f"torch.{name}" for name in _DTYPES_TORCH.split()]
-            + [
-                f"triton.{name}"
-                for name in ["jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "language"]
-            ]
-        ),
-        namespaces=frozenset({"triton.language", "math", "typing", "functools"}),
-        kernel_decorators=frozenset({"triton.jit", "triton.autotune", "triton.heuristics"}),
-        summary=_TRITON_SUMMARY,
-    ),
-    "cupy": Rules(
-        track="cupy",
-        modules=frozenset({"cupy", "math", "typing", "functools"}),
-        allowed=frozenset(
-            [
-                f"cupy.{name}"
-                for name in [
-                    "RawKernel",
-                    "RawModule",
-                    "ElementwiseKernel",
-                    "ReductionKernel",
-                    "empty",
-                    "empty_like",
-                    "zeros",
-                    "zeros_like",
-                    "ndarray",
-                    "dtype",
-                ]
-            ]
-            + [f"cupy.{name}" for name in _DTYPES_CUPY.split()]
-        ),
-        namespaces=frozenset({"math", "typing", "functools"}),
-        kernel_decorators=frozenset(),
-        summary=_CUPY_SUMMARY,
-    ),
-}
-
 
 def rules_for(track: str) -> Rules:
-    return RULES[track]
+    """The rules of a Python track (its file in grader/tracks/ holds them)."""
+    framework = tracks.get(track).python
+    if framework is None:
+        raise ValueError(f"the {track} track is not a Python track")
+    return framework.rules

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grader import tracks
 from grader.problems.catalog import REPO_ROOT, problems_root
-from grader.problems.tracks import EXTENSIONS, track_of
-from grader.toolchain import default_track
 
 
 def root() -> Path:
@@ -26,12 +25,14 @@ def ladder(slug: str, track: str) -> list[Path]:
 
 
 def _rungs(folder: Path, track: str) -> list[Path]:
-    return [path for path in sorted(folder.glob(f"[0-9]*{EXTENSIONS[track]}")) if track_of(path) == track]
+    extension = tracks.get(track).extension
+    return [path for path in sorted(folder.glob(f"[0-9]*{extension}")) if tracks.of_file(path) == track]
 
 
 def best(slug: str, track: str | None = None) -> Path:
     """The top rung for `track` (default: the track this machine runs best)."""
-    rungs = ladder(slug, track or default_track())
+    track = track or tracks.default()
+    rungs = ladder(slug, track)
     if not rungs:
-        raise FileNotFoundError(f"no reference solution for {slug} on the {track or default_track()} track")
+        raise FileNotFoundError(f"no reference solution for {slug} on the {track} track")
     return rungs[-1]

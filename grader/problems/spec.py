@@ -11,19 +11,21 @@ from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from grader.problems import dtypes, expr, launch_limits, reference_file, tracks
+from grader import tracks
+from grader.problems import dtypes, expr, launch_limits, reference_file
 from grader.problems.audit_rows import AuditRows, faults_of
 from grader.problems.errors import SpecError as SpecError  # raised here and by reference_file; callers import it here
 from grader.problems.params import Distribution as Distribution  # re-exported: part of the spec
 from grader.problems.params import Param as Param
+from grader.tracks import cuda
+from grader.tracks.devices import CUDA, DeviceName
 
-Device = Literal["cuda", "cpu"]  # what problem.yaml's tests and benchmarks are written for
-DEVICES: tuple[Device, ...] = ("cuda", "cpu")
-TRACKS = tracks.TRACKS  # what a submission is written for (grader/problems/tracks.py): each runs on a device
+Device = DeviceName  # what problem.yaml's tests and benchmarks are written for (grader/tracks/devices.py)
+DEVICES: tuple[Device, ...] = get_args(DeviceName)
 
 
 class _Strict(BaseModel):
@@ -94,8 +96,10 @@ class Problem(_Strict):
                 unknown = expr.names_in(dim) - sizes
                 if unknown:
                     raise ValueError(f"shape of {p.name!r} uses unknown size {sorted(unknown)}")
-        if not self.accumulation and self.half_precision:
-            raise ValueError("accumulation: a problem with 16-bit buffers must state how products and sums are kept")
+        if not self.accumulation and any(p.dtype in dtypes.LOW_PRECISION for p in self.pointer_params):
+            raise ValueError(
+                "accumulation: a problem with 16-bit or 8-bit buffers must state how products and sums are kept"
+            )
         for axis in self.grid_axes:
             unknown = expr.names_in(axis.size) - sizes
             if unknown or not expr.names_in(axis.size):
@@ -168,6 +172,14 @@ class Problem(_Strict):
         return any(p.dtype in ("f16", "bf16") for p in self.pointer_params)
 
     @property
+    def tensor_rate(self) -> int:
+        """The dense tensor-core rate this problem's inputs allow, over TF32's: 4 with an 8-bit buffer (FP8 and
+        INT8 mma), 2 with a 16-bit one (FP16, BF16), else 1 (grader/perf/ceilings.py, the physical floor)."""
+        if any(p.dtype in ("e4m3", "i8") for p in self.input_params):
+            return 4
+        return 2 if self.half_precision else 1
+
+    @property
     def input_params(self) -> list[Param]:
         return [p for p in self.signature if p.role == "input"]
 
@@ -175,9 +187,10 @@ class Problem(_Strict):
     def output_params(self) -> list[Param]:
         return [p for p in self.signature if p.role == "output"]
 
-    def prototype(self, name: str = "solve", track: str = "cuda") -> str:
-        """`solve` as a `track` submission declares it: a C prototype, or a Python `def` on the Python tracks."""
-        if tracks.is_python(track):
+    def prototype(self, name: str = "solve", track: str = cuda.NAME) -> str:
+        """`solve` as a `track` submission declares it: a C prototype, or a Python `def` on the Python tracks
+        (the spec's types are the CUDA track's)."""
+        if tracks.get(track).is_python:
             args = ", ".join(f"{p.name}: {dtypes.python_type(p.type, track)}" for p in self.signature)
             return f"def {name}({args}) -> None"
         args = ", ".join(f"{p.c_type(track)} {p.name}" for p in self.signature)
@@ -195,10 +208,10 @@ class Problem(_Strict):
 
     def tests_for(self, track: str) -> list[SizeSet]:
         """The tests of the device `track` runs on (the Python tracks run the CUDA tests)."""
-        return [t for t in self.tests if tracks.device(track) in t.tracks]
+        return [t for t in self.tests if tracks.get(track).device.name in t.tracks]
 
     def benchmarks_for(self, track: str) -> list[SizeSet]:
-        return next((list(sets) for name, sets in self.benchmarks.items() if name == tracks.device(track)), [])
+        return next((list(sets) for name, sets in self.benchmarks.items() if name == tracks.get(track).device.name), [])
 
     def tolerances(self, sizes: dict) -> tuple[float, float]:
         return expr.amount(self.tolerance.atol, sizes), expr.amount(self.tolerance.rtol, sizes)
@@ -214,7 +227,7 @@ class Problem(_Strict):
 
     def launch_limit_gaps(self) -> list[launch_limits.Gap]:
         """The grid axes the constraints let past the launch limit where no CUDA test goes."""
-        tests = [t.sizes for t in self.tests if "cuda" in t.tracks]
+        tests = [t.sizes for t in self.tests if CUDA.name in t.tracks]
         starts = [dict.fromkeys(self.size_names, 1), *tests]
         gaps = []
         for axis in self.grid_axes:

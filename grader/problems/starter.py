@@ -1,36 +1,26 @@
 """Starter files for `grader init`: the problem's signature, its shapes and element types, and a TODO, per track
-(the Python tracks' starters also state what the track may use: grader/problems/python_rules.py)."""
+(the Python tracks' starters also state what the track may use); the track's own lines are its `starter`
+(grader/tracks/)."""
 
-from grader.problems import dtypes, tracks
-from grader.problems.python_rules import rules_for
+from grader import tracks
+from grader.problems import dtypes
 from grader.problems.spec import Problem
 
-_TRACK_NOTES = {
-    "cuda": (
-        "#include <cuda_runtime.h>\n",
-        "Pointers are device pointers. Launch your kernels here; the judge waits for the device\n"
-        "    // after solve returns. Only the CUDA runtime may be used.",
-    ),
-    "cpu": (
-        "#include <cmath>\n#include <omp.h>\n",
-        "Pointers are host pointers. OpenMP is available (g++ -O3 -march=native -fopenmp).",
-    ),
+_ELEMENT_NAMES = {
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "i32": "int32",
+    "i8": "int8",
+    "e4m3": "fp8e4m3",
 }
-_PYTHON_IMPORTS = {
-    "triton": "import torch\nimport triton\nimport triton.language as tl\n",
-    "cupy": "import cupy\n",
-}
-_PYTHON_NOTES = {
-    "triton": "launch your @triton.jit kernels on the outputs (the judge waits for the device after solve returns)",
-    "cupy": "launch your cupy.RawKernel (or Elementwise/ReductionKernel) kernels on the outputs",
-}
-_ELEMENT_NAMES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32"}
 
 
 def starter(problem: Problem, track: str) -> str:
-    if tracks.is_python(track):
-        return _python_starter(problem, track)
-    includes, note = _TRACK_NOTES[track]
+    chosen = tracks.get(track)
+    if chosen.python is not None:
+        return _python_starter(problem, chosen)
+    includes, note = chosen.starter.header, chosen.starter.note
     tokens = {p.dtype for p in problem.pointer_params}
     shapes = "\n".join(
         f"//   {p.name:<8} {p.role:<6} {_ELEMENT_NAMES[p.dtype]:<8} {' x '.join(str(d) for d in p.dims)}"
@@ -38,8 +28,9 @@ def starter(problem: Problem, track: str) -> str:
     )
     accumulation = f"// Accumulation: {problem.accumulation}\n" if problem.accumulation else ""
     raw_bits = (
-        "// On the CPU track float16 and bfloat16 buffers hold raw bits (uint16_t): convert with the helpers below.\n"
-        if track == "cpu" and tokens & {"f16", "bf16"}
+        "// On the CPU track float16 and bfloat16 buffers hold raw bits (uint16_t), fp8 e4m3 ones raw bits (uint8_t):\n"
+        "// convert with the helpers below.\n"
+        if chosen.compiled and chosen.compiled.raw_float_bits and tokens & {"f16", "bf16", "e4m3"}
         else ""
     )
     return (
@@ -53,21 +44,23 @@ def starter(problem: Problem, track: str) -> str:
     )
 
 
-def _python_starter(problem: Problem, track: str) -> str:
+def _python_starter(problem: Problem, chosen: tracks.Track) -> str:
+    assert chosen.python is not None
+    track = chosen.name
     shapes = "\n".join(
         f"#   {p.name:<8} {p.role:<6} {dtypes.python_dtype(p.dtype, track):<15} {' x '.join(str(d) for d in p.dims)}"
         for p in problem.pointer_params
     )
     accumulation = f"# Accumulation: {problem.accumulation}\n" if problem.accumulation else ""
-    rules = "\n".join(f"# {line}" for line in rules_for(track).summary.splitlines())
+    rules = "\n".join(f"# {line}" for line in chosen.python.rules.summary.splitlines())
     return (
         f"# {problem.title} ({track} track): kerneljudge starter.\n"
         f"# Contiguous, row-major arrays on the GPU; inputs are read-only, write every element of the outputs:\n"
         f"{shapes}\n{accumulation}"
         f"# Check it with: grader test {problem.slug} <this file>; time it with: grader submit ...\n#\n"
         f"{rules}\n"
-        f"{_PYTHON_IMPORTS[track]}\n\n"
+        f"{chosen.starter.header}\n\n"
         f"{problem.prototype(track=track)}:\n"
-        f"    # TODO: compute the outputs: {_PYTHON_NOTES[track]}.\n"
+        f"    # TODO: compute the outputs: {chosen.starter.note}.\n"
         f"    pass\n"
     )

@@ -29,6 +29,7 @@ from grader.profile import ncu
 from grader.run import request
 from grader.sandbox import local as sandbox
 from grader.toolchain import detect
+from grader.tracks import cuda
 
 REPORT, CSV, LOG = "profile.ncu-rep", "raw.csv", "ncu.log"
 PROFILE_WALL_S = 600.0  # ncu replays every kernel once per pass of --set full: far longer than a call
@@ -47,7 +48,7 @@ class Capture:
 
 def request_text(problem: Problem, size_set: SizeSet, seed: int) -> str:
     """One check-mode call of `size_set` for the in-process harness (grader/run/request.py's format, one draw)."""
-    text = request.build(problem, "cuda", [request.Case(size_set.name, size_set, "check", seed)])
+    text = request.build(problem, cuda.NAME, [request.Case(size_set.name, size_set, "check", seed)])
     lines = text.splitlines()
     for i, line in enumerate(lines):
         words = line.split()
@@ -78,7 +79,7 @@ def one_call(
     `export_dir` receives what the run used and made (runner, lib.so, request.txt, raw.csv, ncu.log), so that
     ncu can be run on the same binary by hand, outside kerneljudge, and the two compared."""
     ncu_path = ncu.require()
-    runner = compiler.build_runner("cuda")
+    runner = compiler.build_runner(cuda.NAME)
     uid = None if unsandboxed else sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
     try:

@@ -17,13 +17,14 @@ from grader.profile import capture, ncu, parse, summary
 from grader.profile.model import Profile
 from grader.profile.ncu import ProfileError
 from grader.toolchain import detect
+from grader.tracks import cuda
 
 __all__ = ["ProfileError", "benchmark", "from_csv", "profile_submission"]
 
 
 def benchmark(problem: Problem, name: str | None) -> SizeSet:
     """The CUDA benchmark called `name` (default: the first); ValueError naming the known ones."""
-    known = problem.benchmarks_for("cuda")
+    known = problem.benchmarks_for(cuda.NAME)
     if not known:
         raise ValueError(f"{problem.slug} has no CUDA benchmark to profile")
     if name is None:
@@ -62,7 +63,7 @@ def profile_submission(
     size_set = benchmark(problem, benchmark_name)
     tools = detect()
     ncu_path = ncu.require()
-    build = compiler.build_submission(problem, source, filename, "cuda")
+    build = compiler.build_submission(problem, source, filename, cuda.NAME)
     if not build.ok or build.library is None:
         raise ProfileError(f"the submission does not compile:\n{build.log}")
     if build.refused:
@@ -94,7 +95,7 @@ def profile_submission(
         dict(size_set.sizes),
         problem.work(size_set.sizes),
         launched,
-        ceilings.for_track("cuda").for_inputs(problem.half_precision),
+        ceilings.for_track(cuda.NAME).for_inputs(problem.tensor_rate),
         device=tools.gpu.name if tools.gpu else "",
         ncu_version=ncu.version(ncu_path),
         ncu_options=list(ncu.SETTINGS),

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import harness
-from grader import settings
-from grader.problems.tracks import device
+from grader import settings, tracks
 from grader.sandbox import base, local
 from grader.sandbox.base import Limits
 from grader.toolchain import Toolchain, detect
+from grader.tracks import cpu
 
 RUN_SOURCES = Path(__file__).parent  # the trusted side: the supervisors and their own headers
 HARNESS_SOURCES = Path(harness.__file__).parent  # the untrusted side: the workers and theirs
@@ -82,15 +82,18 @@ PROGRAMS = {
 }
 
 
-def supervisor(track: str = "cpu") -> Path:
-    """The trusted supervisor of a run on `track`: the CUDA one for every track on the GPU."""
-    return _build("cuda_supervisor" if device(track) == "cuda" else "supervisor")
+def supervisor(track: str = cpu.NAME) -> Path:
+    """The trusted supervisor of a run on `track`: its device's (the CUDA one for every track on the GPU)."""
+    return _build(tracks.get(track).device.supervisor)
 
 
-def worker(track: str = "cpu", run: object = None) -> Path:
+def worker(track: str = cpu.NAME, run: object = None) -> Path:
     """The compiled worker of the cuda and cpu tracks (the Python tracks' worker is harness/python_worker.py);
     `run` is the sandbox it runs in (a container Backend: built in its image)."""
-    return _build("gpu_worker" if track == "cuda" else "worker", run if base.in_container(run) else None)
+    compiled = tracks.get(track).compiled
+    if compiled is None:
+        raise ValueError(f"the {track} track has no compiled worker: it runs harness/python_worker.py")
+    return _build(compiled.worker, run if base.in_container(run) else None)
 
 
 def python_seccomp() -> Path:

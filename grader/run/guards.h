@@ -48,7 +48,10 @@ inline Layout lay_out(const std::vector<uint64_t>& data_bytes, const std::vector
         const uint32_t width = element_bytes[j];
         layout.offsets.push_back(offset);
         layout.guards.push_back({j == 0 ? 0 : offset - kjp::GUARD_LEAD, offset, offset, (uint32_t)j, width, false});
-        layout.guards.push_back({offset + data_bytes[j], next_slot + kjp::GUARD_FENCE, offset, (uint32_t)j, width, true});
+        // The canary is 16-bit words at even positions (the device reads them as uint16_t): a 1-byte buffer of odd
+        // length leaves its one byte of slack to the word's end unguarded.
+        const uint64_t end = (data_bytes[j] + 1) / 2 * 2;
+        layout.guards.push_back({offset + end, next_slot + kjp::GUARD_FENCE, offset, (uint32_t)j, width, true});
         slot = next_slot;
     }
     layout.set_bytes = slot + kjp::GUARD_FENCE;

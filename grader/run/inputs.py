@@ -10,7 +10,10 @@ CPU time than the int64 ops, with the same bits: tests/test_inputs_numpy.py).
 Element types (`generate`, `generate_numpy`; generator.h says the same): f32 is the value above; f16 and bf16
 are that float32 value rounded to nearest, ties to even (numpy's and torch's own conversions for half, integer
 operations on the bits for bfloat16, which numpy lacks); i32 is low + (h % (high - low)) with h the full 32-bit
-hash, an integer in [low, high). numpy holds bfloat16 as its raw uint16 bits (`BF16_NUMPY`).
+hash, an integer in [low, high), and i8 the same in one byte; e4m3 is the float32 value rounded to the nearest fp8
+E4M3 ("fn", largest 448), ties to even, saturating to +-448 (integer operations on the bits in numpy, which lacks
+fp8; torch's own conversion after a clamp to +-448, since torch's turns overflow into NaN). numpy holds bfloat16
+as its raw uint16 bits (`BF16_NUMPY`) and e4m3 as its raw uint8 bits.
 """
 
 from __future__ import annotations
@@ -96,22 +99,39 @@ def uniform_torch(seed: int, count: int, low: float, high: float, device: torch.
     return low32 + scale32 * u
 
 
-DTYPES = ("f32", "f16", "bf16", "i32")
+DTYPES = ("f32", "f16", "bf16", "i32", "i8", "e4m3")
+INTEGER_DTYPES = ("i32", "i8")
+E4M3_MAX = 448.0
 
 
 def torch_dtype(dtype: str):
     """The torch element type of a request's element type."""
-    return {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32}[dtype]
+    return {
+        "f32": torch.float32,
+        "f16": torch.float16,
+        "bf16": torch.bfloat16,
+        "i32": torch.int32,
+        "i8": torch.int8,
+        "e4m3": torch.float8_e4m3fn,
+    }[dtype]
 
 
-NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "i32": np.int32}
+NUMPY_DTYPES = {
+    "f32": np.float32,
+    "f16": np.float16,
+    "bf16": np.uint16,
+    "i32": np.int32,
+    "i8": np.int8,
+    "e4m3": np.uint8,
+}
+RAW_BITS = {"bf16": np.int16, "e4m3": np.int8}  # numpy holds these as raw bits; torch views them from the same width
 BF16_NUMPY = np.uint16  # numpy has no bfloat16: its arrays hold the raw bits
 
 
 def bounds_bits(dtype: str, low: float, high: float) -> tuple[int, int]:
-    """(LOW_BITS, SCALE_BITS) of the request: float32 bits of low and high - low, or for i32 the two's-complement
-    bits of low and the count high - low."""
-    if dtype == "i32":
+    """(LOW_BITS, SCALE_BITS) of the request: float32 bits of low and high - low, or for i32 and i8 the
+    two's-complement bits of low and the count high - low."""
+    if dtype in INTEGER_DTYPES:
         return int(low) & MASK32, int(high) - int(low)
     return float32_bits(low), float32_bits(high - low)
 
@@ -130,41 +150,68 @@ def bf16_bits_numpy(values: np.ndarray) -> np.ndarray:
     return ((x + np.uint32(0x7FFF) + ((x >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
 
 
+def e4m3_bits_numpy(values: np.ndarray) -> np.ndarray:
+    """float32 values rounded to fp8 E4M3 (nearest, ties to even, saturating to +-448; NaN to 0x7F), as raw
+    uint8 bits: generator.h's f32_to_e4m3_bits, element-wise."""
+    x = values.astype(np.float32).view(np.uint32)
+    sign = ((x >> 24) & np.uint32(0x80)).astype(np.uint32)
+    x = x & np.uint32(0x7FFFFFFF)
+    e = (x >> 23).astype(np.int64)
+    mant = ((x & np.uint32(0x7FFFFF)) | np.uint32(0x800000)).astype(np.int64)
+    shift = np.clip(141 - e, 20, 40)  # subnormals (e < 121) shift mant; normals keep 20 bits of rest
+    normal = e >= 121
+    m = np.where(normal, ((e - 120) << 3) | ((x.astype(np.int64) >> 20) & 7), mant >> shift)
+    rest = np.where(normal, x.astype(np.int64) & 0xFFFFF, mant & ((np.int64(1) << shift) - 1))
+    half = np.where(normal, 0x80000, np.int64(1) << (shift - 1))
+    m = m + ((rest > half) | ((rest == half) & ((m & 1) == 1)))
+    m = np.where(e < 117, 0, m)
+    m = np.where(x >= np.uint32(0x43E00000), 0x7E, m)
+    m = np.where(x > np.uint32(0x7F800000), 0x7F, m)
+    return (sign | m.astype(np.uint32)).astype(np.uint8)
+
+
 def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
     """Raw bfloat16 bits as float32 values (exact)."""
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
 def generate_numpy(dtype: str, seed: int, count: int, low: float, high: float) -> np.ndarray:
-    """One input of element type `dtype` (f32, f16, bf16 as raw uint16 bits, i32) on the CPU."""
-    if dtype == "i32":
-        return integers_numpy(seed, count, int(low), int(high))
+    """One input of element type `dtype` (f32, f16, bf16 as raw uint16 bits, i32, i8, e4m3 as raw uint8 bits)
+    on the CPU."""
+    if dtype in INTEGER_DTYPES:
+        values = integers_numpy(seed, count, int(low), int(high))
+        return values.astype(np.int8) if dtype == "i8" else values
     values = uniform_numpy(seed, count, low, high)
     if dtype == "f16":
         return values.astype(np.float16)
     if dtype == "bf16":
         return bf16_bits_numpy(values)
+    if dtype == "e4m3":
+        return e4m3_bits_numpy(values)
     return values
 
 
 def generate(dtype: str, seed: int, count: int, low: float, high: float, device: torch.device | str = "cpu"):
     """One input of element type `dtype` as a flat torch tensor of that type (float32, float16, bfloat16,
-    int32) on `device`: the bits generator.h writes."""
+    int32, int8, float8_e4m3fn) on `device`: the bits generator.h writes."""
     if torch.device(device).type == "cpu":
         array = generate_numpy(dtype, seed, count, low, high)
-        tensor = torch.from_numpy(array.view(np.int16) if dtype == "bf16" else array)
-        return tensor.view(torch.bfloat16) if dtype == "bf16" else tensor
+        if dtype in RAW_BITS:
+            return torch.from_numpy(array.view(RAW_BITS[dtype])).view(torch_dtype(dtype))
+        return torch.from_numpy(array)
     return generate_torch(dtype, seed, count, low, high, device)
 
 
 def generate_torch(dtype: str, seed: int, count: int, low: float, high: float, device: torch.device | str):
     """`generate` in torch ops on `device` (the GPU's path; on the CPU numpy's is faster)."""
-    if dtype == "i32":
+    if dtype in INTEGER_DTYPES:
         h = torch.arange(count, dtype=torch.int64, device=device) ^ (seed & MASK32)
         h = _fmix32(_fmix32(h) + (seed >> 32) & MASK32)
         values = (h % (int(high) - int(low)) + (int(low) & MASK32)) & MASK32
-        return torch.where(values >= 1 << 31, values - (1 << 32), values).to(torch.int32)
+        return torch.where(values >= 1 << 31, values - (1 << 32), values).to(torch_dtype(dtype))
     values = uniform_torch(seed, count, low, high, device)
+    if dtype == "e4m3":  # torch's conversion makes NaN of what overflows; generator.h saturates
+        values = values.clamp(-E4M3_MAX, E4M3_MAX)
     return values.to(torch_dtype(dtype))  # round to nearest, ties to even, as generator.h
 
 

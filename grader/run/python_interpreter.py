@@ -9,9 +9,9 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from grader import tracks
 from grader.sandbox.reachable import blocked
 
-FRAMEWORKS = {"triton": ("torch", "triton"), "cupy": ("cupy",)}  # what harness/python_frameworks imports
 # what an operator does about an interpreter the sandbox's uid cannot reach (grader doctor, and the judge's error)
 FIX = (
     "make the venv from an interpreter others can read (make setup PYTHON=/usr/bin/python3), or let others "
@@ -29,7 +29,8 @@ def unreachable(track: str) -> str:
     """'' when a uid of no group can run this interpreter, its standard library and the track's framework;
     else what stops it (see grader.sandbox.reachable)."""
     paths = [(Path(sys.executable), True), (Path(sysconfig.get_paths()["stdlib"]), False)]
-    for name in FRAMEWORKS[track]:
+    framework = tracks.get(track).python
+    for name in framework.reached if framework else ():  # what harness/python_frameworks imports
         found = importlib.util.find_spec(name)
         if found is not None and found.submodule_search_locations:
             paths.append((Path(next(iter(found.submodule_search_locations))), False))

@@ -8,12 +8,13 @@ runs. Each buffer names its element type, so inputs are generated and outputs po
   ... more cases ...   end
 SECRET is the case's 128-bit key as two hex words for a supervised (keyed) case, a 64-bit hex seed otherwise.
 DTYPE is the buffer's element type (grader/problems/dtypes.py; generator.h says how each is drawn and poisoned):
-  f32, f16, bf16  LOW_BITS and SCALE_BITS are the float32 bits of the input's low end and of its range
+  f32, f16, bf16, e4m3  LOW_BITS and SCALE_BITS are the float32 bits of the input's low end and of its range
                   (high - low); the value is drawn in float32, then rounded to nearest (ties to even) for
-                  f16 and bf16;
-  i32             LOW_BITS is low as a two's-complement 32-bit word, SCALE_BITS the count high - low (>= 1):
+                  f16, bf16 and e4m3 (saturating to +-448);
+  i32, i8         LOW_BITS is low as a two's-complement 32-bit word, SCALE_BITS the count high - low (>= 1):
                   the value is low + (hash % count), an integer in [low, high).
-All numbers are decimal; COUNT is the number of elements (bytes = COUNT * 4 for f32 and i32, * 2 for f16 and bf16).
+All numbers are decimal; COUNT is the number of elements (bytes = COUNT * 4 for f32 and i32, * 2 for f16 and bf16,
+* 1 for i8 and e4m3).
 """
 
 from __future__ import annotations
@@ -22,16 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader import tracks
 from grader.problems.spec import Problem, SizeSet
-from grader.problems.tracks import device
 from grader.run import inputs as gen
 
 DRAWS_PER_TEST = 2  # each test runs twice on independent inputs: a cache keyed on anything fails
-BENCH_BUDGET_MS = {"cuda": 2000, "cpu": 3000}  # by device (grader/problems/tracks.py): triton and cupy are cuda
-BENCH_SAMPLES = {"cuda": (30, 300), "cpu": (5, 30)}  # GPU: 10 let a 95 us median move 1.2% between gradings
-# Samples audited per benchmark, a uniform draw (supervision.h, Audits; docs/security.md, "Audits"): each costs a
-# float64 reference on the grader's side. A cheat wrong on most samples escapes all three with probability < 1/8.
-AUDITS_PER_BENCHMARK = {"cuda": 3, "cpu": 3}
 
 
 @dataclass
@@ -44,13 +40,13 @@ class Case:
 
 
 def dtype_token(param) -> str:
-    """The request's name for a buffer's element type: f32, f16, bf16 or i32."""
+    """The request's name for a buffer's element type: f32, f16, bf16, i32, i8 or e4m3."""
     return param.dtype
 
 
 def element_bytes(param) -> int:
-    """Bytes of one element of a buffer (2 for f16 and bf16, 4 for f32 and i32)."""
-    return 2 if param.dtype in ("f16", "bf16") else 4
+    """Bytes of one element of a buffer (1 for i8 and e4m3, 2 for f16 and bf16, 4 for f32 and i32)."""
+    return int(np.dtype(gen.NUMPY_DTYPES[param.dtype]).itemsize)
 
 
 def buffer_bytes(problem: Problem, param, sizes: dict[str, int]) -> int:
@@ -61,17 +57,15 @@ def buffer_bytes(problem: Problem, param, sizes: dict[str, int]) -> int:
 def build(problem: Problem, track: str, cases: list[Case]) -> str:
     """The cases as the supervisors (keyed cases) or the in-process harness read them."""
     lines = [] if any(case.keyed for case in cases) else ["library ./lib.so", "outdir ./out"]
-    on = device(track)
-    low, high = BENCH_SAMPLES[on]
+    on = tracks.get(track).device  # its budget, samples and audits (grader/tracks/devices.py)
+    low, high = on.bench_samples
     for case in cases:
         sizes = case.size_set.sizes
         secret = "{:x} {:x}".format(*gen.key_words(case.seed)) if case.keyed else f"{case.seed:x}"
         if case.kind == "check":
             lines.append(f"case {case.name} check {secret} {DRAWS_PER_TEST}")
         else:
-            lines.append(
-                f"case {case.name} bench {secret} {low} {high} {BENCH_BUDGET_MS[on]} {AUDITS_PER_BENCHMARK[on]}"
-            )
+            lines.append(f"case {case.name} bench {secret} {low} {high} {on.bench_budget_ms} {on.audits_per_benchmark}")
         ints = [str(sizes[name]) for name in problem.size_names]
         lines.append(f"ints {len(ints)} {' '.join(ints)}")
         lines.append(f"buffers {len(problem.pointer_params)}")

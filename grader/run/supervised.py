@@ -30,11 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.problems.tracks import device
+from grader import tracks
 from grader.run import binaries
 from grader.sandbox import local as sandbox
 from grader.sandbox import procfs
 from grader.sandbox.local import Limits, Outcome
+from grader.tracks import cpu
 
 EXIT_INTERNAL, EXIT_DISK = 70, 74
 # The supervisors' layout of one set of buffers (grader/boundary/protocol.h, guards.h lay_out): per buffer a FENCE page, a
@@ -97,7 +98,7 @@ def run(
     limits: Limits,
     uid: int | None,
     env: dict[str, str],
-    track: str = "cpu",
+    track: str = cpu.NAME,
     gpu: int | None = None,
     worker: tuple[str, ...] = ("./worker",),
     while_running: Callable[[], None] = lambda: None,
@@ -115,7 +116,7 @@ def run(
     supervisor_binary = binaries.supervisor(track)
     trusted = new_trusted_folder()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    on_cpu = device(track) == "cpu"
+    on_cpu = not tracks.get(track).device.gpu
     memory = os.memfd_create("kerneljudge-buffers", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING) if on_cpu else -1
     started: list[subprocess.Popen] = []
     errors = tempfile.TemporaryFile()

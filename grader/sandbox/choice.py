@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import settings
-from grader.problems.tracks import PYTHON_TRACKS
+from grader import settings, tracks
 from grader.sandbox import docker_engine, docker_run, local
 from grader.sandbox.base import Limits, Outcome
+from grader.tracks import cpu
 
 KINDS = ("auto", "docker", "local")
 
@@ -67,13 +67,15 @@ class Backend:
         from grader.toolchain import detect  # a leaf module: what this machine offers
 
         tools = detect()
-        if self.kind != "docker":
-            return tools.describe(track)
-        found = docker_engine.image_toolchain(self.image).get(track, "")
-        return f"{found}, -arch={tools.cuda_arch}" if track == "cuda" and found else found
+        chosen = tracks.get(track)
+        if self.kind != "docker" or chosen.compiled is None:
+            return chosen.toolchain(tools)
+        return chosen.compiled.in_image(
+            docker_engine.image_toolchain(self.image).get(chosen.compiled.program, ""), tools
+        )
 
 
-def choose(kind: str | None = "auto", track: str = "cpu", *, image: str | None = None) -> tuple[Backend, str]:
+def choose(kind: str | None = "auto", track: str = cpu.NAME, *, image: str | None = None) -> tuple[Backend, str]:
     """The sandbox for `--sandbox kind` and `track`, and one line saying which and why.
 
     auto: the container where Docker, the image and (CUDA track) the NVIDIA container runtime are there, else
@@ -85,11 +87,12 @@ def choose(kind: str | None = "auto", track: str = "cpu", *, image: str | None =
         raise ValueError(f"unknown sandbox {kind!r} (choose one of {', '.join(KINDS)})")
     if kind == "local":
         return _local("local sandbox (asked for)")
-    if track in PYTHON_TRACKS:  # the image has no Python worker: the supervisor is not in it yet (docs/security.md)
+    chosen = tracks.get(track)
+    if chosen.is_python:  # the image has no Python worker: the supervisor is not in it yet (docs/security.md)
         if kind == "docker":
             raise RuntimeError(f"the {track} track runs in the local sandbox only: the container has no Python worker")
         return _local(f"local sandbox (the {track} track has no container yet)")
-    found, why = docker_engine.probe(track == "cuda", image)
+    found, why = docker_engine.probe(chosen.device.gpu, image)
     if found is not None:
         docker_engine.remove_stale()
         description = f"container: {why}"

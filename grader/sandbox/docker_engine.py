@@ -196,7 +196,7 @@ def _alive(pid: int) -> bool:
 
 @functools.lru_cache(maxsize=8)
 def image_toolchain(image: str) -> dict[str, str]:
-    """{'cpu': g++'s version line, 'cuda': nvcc's} as found in `image` (a tag or id); '' for what is missing."""
+    """{'g++': its version line, 'nvcc': its} as found in `image` (a tag or id); '' for what is missing."""
     script = "g++ --version 2>/dev/null | head -n1; echo '|'; nvcc --version 2>/dev/null | grep -m1 ', release '; true"
     try:
         said = client().containers.run(
@@ -213,6 +213,6 @@ def image_toolchain(image: str) -> dict[str, str]:
             stderr=False,
         )
     except errors():
-        return {"cpu": "", "cuda": ""}
+        return {"g++": "", "nvcc": ""}
     gxx, _, nvcc = bytes(said).decode("utf-8", "replace").partition("|")
-    return {"cpu": gxx.strip(), "cuda": nvcc.strip()}
+    return {"g++": gxx.strip(), "nvcc": nvcc.strip()}

@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from grader import settings
+from grader import settings, tracks
 from grader.sandbox import docker_gpu, views
 
 PROBE_SOURCE = """\
@@ -91,11 +91,11 @@ def nvidia_devices(dev: str = "/dev") -> list[str]:
 
 @functools.lru_cache(maxsize=8)
 def worker_view(track: str, worker: Path, compile_argv: tuple[str, ...], library_path: str = "") -> views.View:
-    """The view of the compiled worker `worker` of `track` ("cpu" or "cuda"), whose submissions are built by
-    `compile_argv` (the judge's compile command, without its input and output)."""
+    """The view of the compiled worker `worker` of `track` (the GPU's where its device is the GPU), whose
+    submissions are built by `compile_argv` (the judge's compile command, without its input and output)."""
     probe = _probe_library(compile_argv)
     libraries = loader_libraries([worker, probe], library_path)
-    if track != "cuda":
+    if not tracks.get(track).device.gpu:
         return views.cpu_worker(libraries)
     driver = driver_libraries(_ldconfig())
     if driver:

@@ -16,12 +16,12 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 
 import grader
+from grader import tracks as registry  # `tracks` names a board's below
 from grader.judge import run_phases
 from grader.perf import roofline
 from grader.problems import call_rules, order, starter
 from grader.problems.catalog import load_all
 from grader.problems.spec import DEVICES, Problem
-from grader.problems.tracks import LANGUAGES, TRACKS
 from grader.profile.model import Profile
 from grader.records import leaderboard, storage
 from grader.site import charts, text
@@ -123,9 +123,11 @@ def render_site(out: Path, db_url: str | None = None) -> list[Path]:
 
 
 def tracks_of(entries: list[leaderboard.Entry]) -> list[str]:
-    """The tracks a board's entries were written for, in TRACKS' order; PyTorch's baseline row is no track's."""
+    """The tracks a board's entries were written for, in the registry's order; PyTorch's baseline row is no
+    track's."""
     found = {e.track for e in entries if e.kind != "baseline"}
-    return [t for t in TRACKS if t in found] + sorted(found - set(TRACKS))
+    known = registry.names()
+    return [t for t in known if t in found] + sorted(found - set(known))
 
 
 def track_views(board: leaderboard.Board, db_url: str | None) -> list[tuple[str, leaderboard.Board]]:
@@ -157,10 +159,10 @@ def problem_page(
     statement = path.read_text() if path.is_file() else "*This problem has no statement yet.*"
     statement = re.sub(r"\A\s*# [^\n]*\n", "", statement)  # the page's own heading is the title
     benchmarks = []
-    for track in DEVICES:  # the Python tracks run the CUDA device's benchmarks
-        for b in problem.benchmarks_for(track):
+    for device in DEVICES:  # per device: the Python tracks run the CUDA device's benchmarks
+        for b in problem.benchmarks.get(device, []):
             flops, nbytes = problem.work(b.sizes)
-            benchmarks.append({"track": track, "name": b.name, "sizes": b.sizes, "flops": flops, "bytes": nbytes})
+            benchmarks.append({"track": device, "name": b.name, "sizes": b.sizes, "flops": flops, "bytes": nbytes})
     return env.get_template(template).render(
         root="../",
         problem=problem,
@@ -168,12 +170,12 @@ def problem_page(
         signature=text.code(problem.prototype() + ";", "c"),
         call_rules=text.markdown(call_rules.as_markdown()),
         benchmarks=benchmarks,
-        starters=[(track, text.code(starter.starter(problem, track), LANGUAGES[track])) for track in TRACKS],
+        starters=[(t.name, text.code(starter.starter(problem, t.name), t.highlight)) for t in registry.every()],
         boards=boards,
         board_charts=[charts.leaderboard_svg(views[0][1]) for views in boards],
         sol_boards=sol_boards,
         submissions=recent,
-        submission_tracks=[t for t in TRACKS if any(s.track == t for s in recent)],
+        submission_tracks=[t for t in registry.names() if any(s.track == t for s in recent)],
         **extra,
     )
 
@@ -190,7 +192,7 @@ def submission_page(
         chart=chart,
         roofline=charts.roofline_svg(verdict.benchmarks, verdict.submission_id),
         profile=_profile(verdict.profile),
-        source=text.code(stored.source, LANGUAGES.get(verdict.track, "text"), line_numbers=True),
+        source=text.code(stored.source, registry.highlight(verdict.track), line_numbers=True),
         **extra,
     )
 

@@ -15,13 +15,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from grader import tracks
 from grader.judge import benchmarks, pipeline
 from grader.perf import baseline, in_process, stats, telemetry
 from grader.problems import solutions
 from grader.problems.catalog import load_problem
 from grader.problems.spec import Problem, SizeSet
-from grader.problems.tracks import device
 from grader.run import inputs as gen
+from grader.tracks import cuda
 from grader.verdict.model import BenchmarkResult, Verdict, geometric_mean
 
 NCU_CALLS = 5
@@ -40,7 +41,9 @@ def baseline_inputs(problem: Problem, size_set: SizeSet, call: int, seed: int = 
         if param.role == "input":
             low, high = problem.bounds(size_set, param.name)
             shape = problem.shape(param, size_set.sizes)
-            flat = gen.generate(param.dtype, gen.tensor_seed(seed, call, index), int(np.prod(shape)), low, high, "cuda")
+            flat = gen.generate(
+                param.dtype, gen.tensor_seed(seed, call, index), int(np.prod(shape)), low, high, device="cuda"
+            )
             tensors[param.name] = flat.reshape(shape)
     return tensors
 
@@ -99,7 +102,7 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
             }
         )
     baseline = {}
-    if device(track) == "cuda":  # PyTorch's row beside every GPU track's (triton and cupy too)
+    if tracks.get(track).device.gpu:  # PyTorch's row beside every GPU track's (triton and cupy too)
         if progress:
             progress(f"{problem.slug}: PyTorch")
         timed = [time_baseline(problem, b) for b in problem.benchmarks_for(track)]
@@ -111,7 +114,7 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
     return rows, baseline
 
 
-def validate_rows(problem: Problem, track: str = "cuda", progress=None) -> list[dict]:
+def validate_rows(problem: Problem, track: str = cuda.NAME, progress=None) -> list[dict]:
     """The track's top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration;
     the top rung's rows also carry the supervisor's own clock (bound_us), for its fidelity against ncu."""
     import triton.testing
@@ -162,7 +165,7 @@ def ncu_binary() -> str | None:
     return next((str(c) for c in candidates if c.exists()), None)
 
 
-def ncu_duration_us(problem: Problem, size_set: SizeSet, solution: Path | None, track: str = "cuda") -> float | None:
+def ncu_duration_us(problem: Problem, size_set: SizeSet, solution: Path | None, track: str = cuda.NAME) -> float | None:
     """Sum of gpu__time_duration over the kernels of one call, averaged over NCU_CALLS profiled calls."""
     ncu = ncu_binary()
     if ncu is None:

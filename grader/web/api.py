@@ -28,11 +28,11 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from grader import tracks
 from grader.judge.intake import MAX_SOURCE_BYTES
 from grader.problems import order, starter
 from grader.problems.catalog import load_all, load_problem
 from grader.problems.spec import SpecError
-from grader.problems.tracks import TRACKS
 from grader.records import leaderboard, storage
 from grader.web import accounts, job_queue, signing, submitting, verdicts
 from grader.web.accounts import User
@@ -46,7 +46,7 @@ class SubmissionIn(BaseModel):
     problem: str = Field(description="the problem's slug, e.g. vector-add")
     source: str = Field(description=f"the solution's text (UTF-8, at most {MAX_SOURCE_BYTES:,} bytes)")
     filename: str = Field("", description="its file name; the extension picks the track when `track` is not given")
-    track: str | None = Field(None, description=f"one of {', '.join(TRACKS)}")
+    track: str | None = Field(None, description=f"one of {', '.join(tracks.names())}")
     mode: str = Field("submit", description="submit (check and time) or test (check only)")
 
 
@@ -141,7 +141,7 @@ def problem(slug: str) -> dict:
         "benchmarks": {
             track: [{"name": b.name, "sizes": b.sizes} for b in sets] for track, sets in spec.benchmarks.items()
         },
-        "starters": {track: starter.starter(spec, track) for track in TRACKS},
+        "starters": {track: starter.starter(spec, track) for track in tracks.names()},
     }
 
 

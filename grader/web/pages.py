@@ -12,12 +12,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
+from grader import tracks as registry  # `tracks` names the runnable ones below
 from grader.problems import order, starter
 from grader.problems.catalog import load_all, load_problem
 from grader.problems.spec import SpecError
-from grader.problems.tracks import device
 from grader.records import leaderboard, storage
 from grader.site import render
+from grader.tracks import cuda
 from grader.verdict import units as timing
 from grader.verdict.status import Status
 from grader.web import display, job_queue, submitting, verdicts
@@ -143,7 +144,9 @@ def _submit_form(request: Request, problem, user: User, track: str, **context):
         context.pop("status", 200),
         user=user,
         problem=problem,
-        signature=problem.prototype(track="cpu" if device(track) == "cpu" else None),
+        signature=problem.prototype(
+            track=cuda.NAME if registry.get(track).device.gpu else track
+        ),  # the spec's on a GPU
         tracks=tracks,
         track=track,
         error=context.pop("error", ""),

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader import toolchain
+from grader import toolchain, tracks
 from grader.judge.grading_request import MODES, RequestError
 from grader.judge.intake import MAX_SOURCE_BYTES, validate_source
 from grader.problems.catalog import load_problem
 from grader.problems.spec import SpecError
-from grader.problems.tracks import EXTENSIONS, TRACKS, device, track_of
 from grader.scale.jobs import Job
 from grader.web import display, job_queue, quotas
 from grader.web.accounts import User
@@ -26,8 +25,8 @@ from grader.web.quotas import Refused
 def runnable_tracks(config: WebConfig) -> tuple[str, ...]:
     """The tracks this judge grades: every one with Celery workers, else those this host's devices run."""
     if config.queue == "celery" or toolchain.detect().gpu is not None:
-        return TRACKS
-    return tuple(t for t in TRACKS if device(t) == "cpu")
+        return tracks.names()
+    return tuple(t.name for t in tracks.every() if not t.device.gpu)
 
 
 def submit(
@@ -42,14 +41,14 @@ def submit(
         raise Refused(422, f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
     if len(data) > MAX_SOURCE_BYTES:
         raise Refused(413, f"{len(data):,} bytes; a source may be at most {MAX_SOURCE_BYTES:,} bytes (1 MiB)")
-    chosen = track or track_of(Path(filename or "x"), data)
-    if chosen not in TRACKS:
+    chosen = track or tracks.of_file(Path(filename or "x"), data)
+    if chosen not in tracks.names():
         raise Refused(
-            422, f"say which track: one of {', '.join(TRACKS)}" if not chosen else f"unknown track {chosen!r}"
+            422, f"say which track: one of {', '.join(tracks.names())}" if not chosen else f"unknown track {chosen!r}"
         )
     if chosen not in runnable_tracks(config):
         raise Refused(422, f"this judge has no GPU: it grades the {', '.join(runnable_tracks(config))} track(s) only")
-    name = display.safe_filename(filename, f"solution{EXTENSIONS[chosen]}")
+    name = display.safe_filename(filename, f"solution{tracks.get(chosen).extension}")
     try:
         job = Job(
             problem=problem, track=chosen, filename=name, source=validate_source(data, name), user=user.name, mode=mode

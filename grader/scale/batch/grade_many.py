@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from grader import identity
-from grader.problems.tracks import device
+from grader import identity, tracks
 from grader.records import storage
 from grader.records.errors import StorageError
 from grader.scale import jobs, topology
@@ -233,7 +232,7 @@ def _grade(
             )
             keys = {members[0].job.id: key for key, members in groups.items()}
             leaders = {keys[job.id]: job for job in first}
-            devices_used = {device(job.track) for job in first}  # a runner per device: triton and cupy use the GPU
+            devices_used = {tracks.get(job.track).device.name for job in first}  # a runner per device, not track
             gpu_ids = gpus if gpus is not None else topology.visible_gpus()
             runners = scheduler.make_runners(devices_used, gpu_ids, cpu_workers)
             summary.busy_s.update({runner.label: 0.0 for runner in runners})
@@ -270,6 +269,6 @@ def _stopped(error: Exception, out: Path | None, summary: Summary) -> BatchStopp
     )
 
 
-def _devices(tracks: set[str]) -> dict[str, str]:
+def _devices(names: set[str]) -> dict[str, str]:
     tools = detect()
-    return {t: (tools.gpu.name if device(t) == "cuda" and tools.gpu else tools.cpu_model) for t in tracks}
+    return {name: tracks.get(name).device.model(tools) for name in names}

@@ -27,10 +27,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from grader import tracks as registry  # `tracks` is collect's argument: the names asked for
 from grader.judge.grading_request import RequestError
 from grader.judge.intake import SourceError
 from grader.problems.catalog import SLUG
-from grader.problems.tracks import TRACKS, device, track_of
 from grader.scale import jobs
 from grader.scale.batch import files as batch_files
 from grader.scale.jobs import Job
@@ -61,8 +61,7 @@ class Batch:
 
 def runnable_tracks() -> list[str]:
     tools = detect()
-    gpu = bool(tools.gpu and tools.nvcc)
-    return [t for t in TRACKS if (device(t) == "cpu" and tools.gxx) or (device(t) == "cuda" and gpu)]
+    return [t.name for t in registry.every() if t.device.available(tools)]
 
 
 def collect(
@@ -102,11 +101,13 @@ def collect(
         except OSError as error:
             batch.refused.append(f"{where}cannot read {base / relative}: {error.strerror}")
             continue
-        track = fields["track"] or track_of(Path(relative.name), source.encode())  # a .py file: by its imports
+        track = fields["track"] or registry.of_file(Path(relative.name), source.encode())  # a .py file: by its imports
         if track is None:
             if input_path.is_dir():
                 continue  # a .py file of neither framework: not a submission
-            raise InputError(f'{entry}: cannot tell the track of {relative.name} (give "track": {", ".join(TRACKS)})')
+            raise InputError(
+                f'{entry}: cannot tell the track of {relative.name} (give "track": {", ".join(registry.names())})'
+            )
         if track not in tracks:
             left_out[track] += 1
             continue
@@ -169,8 +170,10 @@ def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s) -> Iter
             raise InputError(f'{where}: no "problem" (give it in the line or with --problem)')
         _check_name(chosen, where)
         track = record.get("track") or _track_by_name(path)
-        if (track is not None and track not in TRACKS) or (track is None and path.suffix.lower() != ".py"):
-            raise InputError(f'{where}: cannot tell the track of {path.name} (give "track": {", ".join(TRACKS)})')
+        if (track is not None and track not in registry.names()) or (track is None and path.suffix.lower() != ".py"):
+            raise InputError(
+                f'{where}: cannot tell the track of {path.name} (give "track": {", ".join(registry.names())})'
+            )
         fields = {
             "problem": chosen,
             "track": track,
@@ -183,7 +186,7 @@ def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s) -> Iter
 
 def _track_by_name(path: PurePosixPath) -> str | None:
     """The track a file's name tells (.cu, .cpp); None for a .py file, whose imports tell it once it is read."""
-    return None if path.suffix.lower() == ".py" else track_of(Path(path.name))
+    return None if path.suffix.lower() == ".py" else registry.of_file(Path(path.name))
 
 
 def _stable_id(out: Path | None, entry: str, fields: dict) -> str:

@@ -23,9 +23,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from grader.problems.tracks import device
+from grader import tracks
 from grader.scale import jobs, lifetime, topology
 from grader.scale.jobs import Job
+from grader.tracks import devices
 
 RUN_ATTEMPTS = 2  # a runner process that dies is replaced once for the same job
 # (key, result, build, grader error, the runner's label: "" where the compile pool judged it)
@@ -81,16 +82,20 @@ class Runner:
         self.start(context)
 
 
-def make_runners(tracks: set[str], gpus: list[str], cpu_workers: int) -> list[Runner]:
-    """The runners for jobs of these devices ("cuda", "cpu"): one per GPU, one per group of cores; a NoRunner
-    when a device has none here."""
+def make_runners(wanted: set[str], gpus: list[str], cpu_workers: int) -> list[Runner]:
+    """Runners for the devices named in `wanted`: one per GPU for the GPU, one per core group for the CPU; a
+    NoRunner when a device has none here."""
     runners = []
-    if "cuda" in tracks:
-        if not gpus:
+    for on in devices.DEVICES:
+        if on.name not in wanted:
+            continue
+        if on.gpu and not gpus:
             raise NoRunner("CUDA-track jobs, but no GPU is visible (nvidia-smi lists none; name them with --gpus)")
-        runners += [Runner("cuda", f"gpu {g}", g, None) for g in gpus]
-    if "cpu" in tracks:
-        runners += [Runner("cpu", topology.describe_cores(g), None, g) for g in topology.core_groups(cpu_workers)]
+        if on.gpu:
+            runners += [Runner(on.name, f"gpu {g}", g, None) for g in gpus]
+        else:
+            groups = topology.core_groups(cpu_workers)
+            runners += [Runner(on.name, topology.describe_cores(g), None, g) for g in groups]
     return runners
 
 
@@ -117,7 +122,7 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
     `leaders` is in the order to grade in (grader/scale/batch/order.py): jobs are compiled in that order, and a
     free runner takes the first of the compiled ones in it, so no runner waits while a compiled job does."""
     context = _context()
-    tracks = {runner.track for runner in runners}
+    wanted = {runner.track for runner in runners}  # a runner's track is its device's name
     compilers = ProcessPoolExecutor(
         min(compile_workers, len(leaders)),
         mp_context=context,
@@ -127,7 +132,7 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
     for runner in runners:
         runner.start(context)
     rank = {key: place for place, key in enumerate(leaders)}
-    ready: dict[str, list[tuple[int, tuple]]] = {t: [] for t in tracks}  # heaps of (rank, key)
+    ready: dict[str, list[tuple[int, tuple]]] = {t: [] for t in wanted}  # heaps of (rank, key)
     compiled: dict[tuple, dict] = {}
     attempts: Counter = Counter()
     compiling: dict[Future, tuple] = {compilers.submit(_compile, job): key for key, job in leaders.items()}
@@ -153,7 +158,7 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
                     if outcome["result"] is not None:
                         finish(key, outcome["result"], outcome["build"], "", "")
                     else:
-                        heapq.heappush(ready[device(leaders[key].track)], (rank[key], key))
+                        heapq.heappush(ready[tracks.get(leaders[key].track).device.name], (rank[key], key))
                     continue
                 runner, key = running.pop(future)
                 runner.busy = None

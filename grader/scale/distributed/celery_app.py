@@ -22,6 +22,7 @@ import re
 from celery import Celery
 
 from grader import settings
+from grader.tracks.devices import CPU
 
 TASK = "kerneljudge.grade"  # the task's name: grader/scale/distributed/tasks.py defines it, clients send it by name
 
@@ -57,7 +58,7 @@ def celery_config() -> dict:
         task_ignore_result=True,  # verdicts live in the database, not in a result backend
         task_serializer="json",
         accept_content=["json"],
-        task_default_queue="cpu",
+        task_default_queue=CPU.queue_name,
         task_create_missing_queues=True,
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,  # a worker waits out a broker restart

@@ -16,14 +16,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from grader import settings
+from grader import tracks
 from grader.judge import intake
-from grader.problems.tracks import device, track_of
 from grader.scale.distributed import job_table
 from grader.scale.distributed.celery_app import redacted_broker_url, send
 from grader.scale.distributed.job_table import DONE, FAILED, QUEUED
 from grader.scale.jobs import Job
-from grader.toolchain import default_track
 
 DEFAULT_WAIT_S = 3600.0  # how long --wait (and so `grader submit --workers`) waits for a verdict by default
 
@@ -37,7 +35,7 @@ class BrokerUnreachable(Exception):
 
 
 def default_queue(track: str) -> str:
-    return "cpu" if device(track) == "cpu" else settings.QUEUE.get()
+    return tracks.get(track).device.queue()
 
 
 def job_for_file(
@@ -56,7 +54,7 @@ def job_for_file(
     try:
         return Job(
             problem=problem,
-            track=track or track_of(file) or default_track(),
+            track=track or tracks.of_file(file) or tracks.default(),
             filename=file.name,
             source=intake.read_source(file),
             user=user,

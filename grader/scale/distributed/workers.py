@@ -22,6 +22,7 @@ from grader import settings
 from grader.scale import lifetime, topology
 from grader.scale.distributed.celery_app import celery_app
 from grader.toolchain import detect
+from grader.tracks.devices import CPU, CUDA
 
 RESTART_DELAY_S = 2.0
 
@@ -43,8 +44,8 @@ def gpu_queue_name(model: str) -> str:
         if re.search(r"\d", word):
             head = re.split(r"[-_]", word)[0]
             prefix = words[index - 1] if index and words[index - 1].upper() in ("RTX", "GTX") else ""
-            return re.sub(r"[^a-z0-9]", "", (prefix + head).lower()) or "cuda"
-    return "cuda"
+            return re.sub(r"[^a-z0-9]", "", (prefix + head).lower()) or CUDA.queue_name
+    return CUDA.queue_name
 
 
 def plan(gpus: str | None, queue: str | None, workers: int, name: str | None) -> list[Plan]:
@@ -53,11 +54,13 @@ def plan(gpus: str | None, queue: str | None, workers: int, name: str | None) ->
     host = socket.gethostname()
     tools = detect()
     use_gpus = [g.strip() for g in gpus.split(",") if g.strip()] if gpus else []
-    if not use_gpus and queue != "cpu" and tools.gpu and tools.nvcc:
+    if not use_gpus and queue != CPU.queue_name and tools.gpu and tools.nvcc:
         use_gpus = topology.visible_gpus()
     if use_gpus:
         model = tools.gpu.name if tools.gpu else ""
-        queues = queue or settings.WORKER_QUEUES.get() or ",".join(dict.fromkeys([gpu_queue_name(model), "cuda"]))
+        queues = (
+            queue or settings.WORKER_QUEUES.get() or ",".join(dict.fromkeys([gpu_queue_name(model), CUDA.queue_name]))
+        )
         return [
             Plan(name if name and len(use_gpus) == 1 else f"{name or 'gpu'}{g}@{host}", queues, g, None)
             for g in use_gpus
@@ -65,8 +68,8 @@ def plan(gpus: str | None, queue: str | None, workers: int, name: str | None) ->
     groups = topology.core_groups(workers)
     return [
         Plan(
-            name if name and len(groups) == 1 else f"{(name or 'cpu').split('@')[0]}{i}@{host}",
-            queue or "cpu",
+            name if name and len(groups) == 1 else f"{(name or CPU.queue_name).split('@')[0]}{i}@{host}",
+            queue or CPU.queue_name,
             None,
             group if len(groups) > 1 else None,
         )

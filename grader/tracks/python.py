@@ -1,0 +1,38 @@
+"""What the Python tracks (triton, cupy) share: the run's environment, and the rule of which track a .py
+file is (the framework it imports).
+
+A Python track's source is byte-compiled and checked against its rules (grader/build/python_check.py), then run
+by the Python worker (harness/python_worker.py) under the CUDA supervisor: Triton and NVRTC compile its kernels
+in the run, where that time counts against the time limit.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from grader.tracks import cuda
+
+
+def environment(workdir: Path) -> dict[str, str]:
+    """The CUDA environment, and the JIT caches of Triton and CuPy in the run's own bounded folder: nothing one
+    submission compiles is seen by another."""
+    env = cuda.environment(workdir)
+    root = str(Path(env["LD_LIBRARY_PATH"]).parent) if env["LD_LIBRARY_PATH"] else ""
+    caches = {"TRITON_CACHE_DIR": str(workdir / ".triton"), "CUPY_CACHE_DIR": str(workdir / ".cupy")}
+    return {**env, **caches, **({"CUDA_PATH": root} if root else {})}
+
+
+def imported_modules(source: bytes) -> set[str]:
+    """The top-level names of the modules a source imports at any depth (none when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    roots: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            roots.add(node.module.split(".")[0])
+    return roots

@@ -1,0 +1,69 @@
+"""The Triton track: Python that launches @triton.jit kernels on PyTorch CUDA tensors, which do the work;
+checked against its rules (below) and run by the Python worker on the GPU.
+"""
+
+from __future__ import annotations
+
+from grader.tracks import python
+from grader.tracks.base import PythonFramework, PythonRules, Starter, Track
+from grader.tracks.devices import CUDA
+
+NAME = "triton"
+
+SUMMARY = """\
+Triton track: solve receives PyTorch CUDA tensors and launches @triton.jit kernels, which do the work.
+May import: torch, triton, triton.language, math, typing, functools.
+From torch, host code may use only: torch.empty, empty_like, empty_strided, zeros, zeros_like, the dtypes
+(torch.float32, ...), torch.Tensor, and a tensor's shape, strides, dtype, numel, data_ptr, stride, size,
+element_size, is_contiguous, dim, and views (view, t, T, transpose, permute, unsqueeze, squeeze, narrow).
+From triton: jit, autotune, heuristics, Config, cdiv, next_power_of_2, and triton.language.
+Not allowed: PyTorch operators or routines that compute (torch.matmul, torch.softmax, torch.nn.functional,
+x + y on tensors, x.sum(), x.copy_(...)), torch.cuda (streams, events, synchronisation), triton.testing,
+reading files, importing anything else (the judge's own modules included), and names reached at run time
+(getattr, eval, exec, attributes starting with _)."""
+
+DTYPES = "float32 float16 bfloat16 float8_e4m3fn float64 int32 int64 int16 int8 uint8 bool"
+
+RULES = PythonRules(
+    track=NAME,
+    modules=frozenset({"torch", "triton", "triton.language", "math", "typing", "functools"}),
+    allowed=frozenset(
+        [f"torch.{name}" for name in ["empty", "empty_like", "empty_strided", "zeros", "zeros_like", "Tensor", "dtype"]]
+        + [f"torch.{name}" for name in DTYPES.split()]
+        + [
+            f"triton.{name}"
+            for name in ["jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "language"]
+        ]
+    ),
+    namespaces=frozenset({"triton.language", "math", "typing", "functools"}),
+    kernel_decorators=frozenset({"triton.jit", "triton.autotune", "triton.heuristics"}),
+    summary=SUMMARY,
+)
+
+TRACK = Track(
+    name=NAME,
+    title="Triton",
+    extensions=(".py",),
+    highlight="python",
+    device=CUDA,
+    starter=Starter(
+        "import torch\nimport triton\nimport triton.language as tl\n",
+        "launch your @triton.jit kernels on the outputs (the judge waits for the device after solve returns)",
+    ),
+    environment=python.environment,
+    python=PythonFramework(
+        module="triton",
+        reached=("torch", "triton"),
+        distributions=("triton",),
+        array_type="torch.Tensor",
+        dtypes={
+            "f32": "torch.float32",
+            "f16": "torch.float16",
+            "bf16": "torch.bfloat16",
+            "i32": "torch.int32",
+            "i8": "torch.int8",
+            "e4m3": "torch.float8_e4m3fn",
+        },
+        rules=RULES,
+    ),
+)
