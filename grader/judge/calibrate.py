@@ -101,7 +101,7 @@ def _judge(answer, expected: dict[str, torch.Tensor], atol: float, rtol: float) 
     answers = answer if isinstance(answer, (tuple, list)) else (answer,)
     worst, passes = 0.0, True
     for got, (_, ref) in zip(answers, expected.items()):
-        flat = got.detach().cpu().to(torch.float32).reshape(-1).numpy()
+        flat = got.detach().cpu().to(torch.float32 if got.is_floating_point() else torch.int32).reshape(-1).numpy()
         passes = passes and check.compare(flat, ref.cpu(), atol, rtol).ok
         worst = max(worst, margin(got, ref, atol, rtol))
     return worst, passes

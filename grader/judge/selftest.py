@@ -19,6 +19,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from grader.judge import check, pipeline
@@ -107,6 +108,12 @@ def by_output(problem: Problem, answer) -> dict:
     return {names[0]: answer}
 
 
+def _as_output(answer: torch.Tensor) -> np.ndarray:
+    """A null answer as the buffer a kernel would write: int32 for an integer answer (exact past 2^24), else
+    float32."""
+    return answer.to(torch.float32 if answer.is_floating_point() else torch.int32).cpu().numpy().reshape(-1)
+
+
 def _null_answers(problem: Problem, track: str) -> list[SelftestRow]:
     """One row per null answer, saying on how many of the tests it was tried it fails."""
     failed: dict[str, list[str]] = {}
@@ -122,10 +129,7 @@ def _null_answers(problem: Problem, track: str) -> list[SelftestRow]:
             tried[name] = tried.get(name, 0) + 1
             failed.setdefault(name, [])
             outputs = by_output(problem, answer)
-            if any(
-                not check.compare(outputs[out].to(torch.float32).cpu().numpy().reshape(-1), ref, atol, rtol).ok
-                for out, ref in expected.items()
-            ):
+            if any(not check.compare(_as_output(outputs[out]), ref, atol, rtol).ok for out, ref in expected.items()):
                 failed[name].append(size_set.name)
     return [
         SelftestRow(
