@@ -196,6 +196,40 @@ def test_layers_point_one_way():
     assert not upward, "imports that point up or sideways between layers:\n" + "\n".join(upward)
 
 
+# grader.scale holds one subpackage per way of grading many (docs/architecture.md): they share grader.scale's own
+# modules (jobs, topology, lifetime) and never import one another.
+SCALE_FEATURES = ["grader.scale.warm", "grader.scale.batch", "grader.scale.distributed"]
+
+
+def _feature(module: str) -> str | None:
+    return next((f for f in SCALE_FEATURES if module == f or module.startswith(f + ".")), None)
+
+
+def _imports_between_scale_features() -> list[str]:
+    found = []
+    for name, path in MODULES.items():
+        here = _feature(name)
+        for target in _imports(name, path) if name.startswith("grader.scale") else ():
+            there = _feature(target)
+            if (here is None and there is not None) or (here and there and here != there):
+                found.append(f"{name} -> {target}")
+    return sorted(found)
+
+
+def test_scale_features_stand_apart():
+    between = _imports_between_scale_features()
+    assert not between, "imports between grader.scale's features (or from its shared modules into one):\n" + (
+        "\n".join(between)
+    )
+
+
+def test_the_scale_check_sees_one_feature_import_another(tmp_path, monkeypatch):
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""planted."""\nfrom grader.scale.batch import grade_many\n')
+    monkeypatch.setitem(MODULES, "grader.scale.warm.planted", planted)
+    assert "grader.scale.warm.planted -> grader.scale.batch.grade_many" in _imports_between_scale_features()
+
+
 def test_the_layer_check_sees_an_upward_import(tmp_path, monkeypatch):
     # the rule's own test: a planted import of grader.cli from grader.verdict is reported
     planted = tmp_path / "planted.py"

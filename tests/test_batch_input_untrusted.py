@@ -16,7 +16,8 @@ import pytest
 from conftest import MINI_PROBLEM as PROBLEM
 
 from grader.problems import catalog
-from grader.scale import batch_files, batch_input
+from grader.scale.batch import files as batch_files
+from grader.scale.batch import inputs as batch_input
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = "void solve(const float* input, float* output, int M, int N) {}\n"
@@ -153,13 +154,15 @@ def test_the_owners_rights_are_the_permission_bits_for_that_user():
 
 
 def test_a_queued_job_or_a_warm_request_naming_a_folder_is_refused_unimported(mini_problem, tmp_path, monkeypatch):
-    from grader.scale import jobs, warm_worker
+    from grader.scale import jobs
+    from grader.scale.warm import worker as warm_worker
 
     folder, mark = hostile_problem(tmp_path)
-    with pytest.raises(ValueError, match="a job names a problem by its slug"):
+    with pytest.raises(ValueError, match="a problem is named by its slug"):
         jobs.Job(problem=str(folder), track="cpu", filename="k.cpp", source=SOURCE)
     monkeypatch.chdir(tmp_path)  # _grade moves into the client's folder
-    request = {"problem": str(folder), "filename": "k.cpp", "track": "cpu", "mode": "test", "cwd": str(tmp_path)}
+    request = {"problem": str(folder), "filename": "k.cpp", "track": "cpu", "mode": "test", "source": SOURCE}
+    request["cwd"] = str(tmp_path)
     answer = warm_worker._grade(request, connection=None, log=lambda _said: None)  # type: ignore[arg-type]
     assert "a problem is named by its slug" in answer["usage_error"]
     assert not mark.exists()

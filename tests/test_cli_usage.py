@@ -152,7 +152,7 @@ def test_the_cli_modules_import_nothing_heavy():
     """What every command pays before it runs: no PyTorch, numpy, SQLAlchemy, matplotlib or pipeline; nor what test
     and submit use before they know whether a warm worker grades for them (tests/test_warm.py runs that path)."""
     modules = ["grader.cli.app", "grader.cli.grading", "grader.cli.bench", "grader.cli.results", "grader.cli.output"]
-    modules += ["grader.cli.selftest", "grader.cli.warm", "grader.scale.intake", "grader.scale.warm_client"]
+    modules += ["grader.cli.selftest", "grader.cli.warm", "grader.judge.intake", "grader.scale.warm.client"]
     heavy = ["torch", "numpy", "sqlalchemy", "alembic", "matplotlib", "grader.judge.pipeline", "grader.sandbox.local"]
     code = f"import sys, {', '.join(modules)}; print([m for m in {heavy!r} if m in sys.modules])"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

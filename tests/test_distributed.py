@@ -295,7 +295,7 @@ def cluster(tmp_path_factory):
             ),
         }
         os.environ.update(env)
-        from grader.scale import celery_app
+        from grader.scale.distributed import celery_app
 
         celery_app.configure()
         workers = Workers(folder, {**os.environ, **env})
@@ -402,7 +402,7 @@ def runs_logged(cluster, job_id: str) -> int:
 
 
 def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
-    from grader.scale import client, monitor
+    from grader.scale.distributed import client, monitor
 
     db = cluster["db"]
     plan = ["accepted"] * 27 + ["wrong_answer"] * 15 + ["runtime_error"] * 12 + ["timeout"] * 6
@@ -455,8 +455,8 @@ def test_sixty_mixed_jobs_recorded_once_each_through_a_broker_restart(cluster):
 
 
 def test_a_job_delivered_twice_is_graded_where_needed_and_recorded_once(cluster):
-    from grader.scale import client
-    from grader.scale.celery_app import TASK, celery_app
+    from grader.scale.distributed import client
+    from grader.scale.distributed.celery_app import TASK, celery_app
 
     db = cluster["db"]
     job = make_job("accepted", 1000, user="twice", slow_ms=300)
@@ -473,7 +473,7 @@ def test_a_job_delivered_twice_is_graded_where_needed_and_recorded_once(cluster)
 
 
 def test_a_killed_workers_job_finishes_on_another_worker_recorded_once(cluster):
-    from grader.scale import client
+    from grader.scale.distributed import client
 
     db, workers = cluster["db"], cluster["workers"]
     job = make_job("accepted", 2000, user="survivor", slow_ms=1000)  # about 6 s of running
@@ -500,7 +500,7 @@ def test_a_killed_workers_job_finishes_on_another_worker_recorded_once(cluster):
 def test_a_job_the_broker_lost_is_sent_again(cluster):
     """The broker can lose a message (Redis stopping between handing it out and recording it as unacknowledged):
     the job table still has it as queued, and the workers' sweeper sends it again."""
-    from grader.scale import client, job_table
+    from grader.scale.distributed import client, job_table
 
     db = cluster["db"]
     job = make_job("wrong_answer", 3000, user="lost")
@@ -518,7 +518,7 @@ def test_a_job_whose_verdict_cannot_be_recorded_is_marked_failed_not_left_runnin
     fails the job with the reason, instead of leaving it running for the sweeper to send again forever."""
     import psycopg
 
-    from grader.scale import client
+    from grader.scale.distributed import client
 
     db = cluster["db"]
     server = db.replace("postgresql+psycopg://", "postgresql://")
@@ -544,8 +544,9 @@ def test_a_job_with_a_source_that_is_not_text_is_refused_by_the_worker(cluster):
 
     from grader.records import storage
     from grader.records.schema import grading_jobs
-    from grader.scale import client, jobs
-    from grader.scale.celery_app import send
+    from grader.scale import jobs
+    from grader.scale.distributed import client
+    from grader.scale.distributed.celery_app import send
 
     db = cluster["db"]
     payload = {**make_job("accepted", 5000).to_dict(), "id": jobs.new_id(), "filename": "nul.cpp"}
@@ -563,7 +564,7 @@ def test_a_job_with_a_source_that_is_not_text_is_refused_by_the_worker(cluster):
 
 
 def test_enqueue_wait_and_queue_status_commands(cluster, tmp_path):
-    from grader.scale import monitor
+    from grader.scale.distributed import monitor
 
     done_before = {row["queue"]: row for row in monitor.queue_status(cluster["db"], with_workers=False)}
     source = tmp_path / "wrong.cpp"
@@ -602,7 +603,7 @@ def test_enqueue_wait_and_queue_status_commands(cluster, tmp_path):
 
 
 def test_waiting_gives_up_after_its_timeout_and_says_where_the_job_is(cluster, tmp_path):
-    from grader.scale import client
+    from grader.scale.distributed import client
 
     assert client.DEFAULT_WAIT_S == 3600 and client.wait_for.__defaults__[0] == client.DEFAULT_WAIT_S
     source = tmp_path / "k.cpp"

@@ -23,12 +23,13 @@ from conftest import read_fixture
 from sqlalchemy import delete, func, select
 
 import grader
-from grader.judge import pipeline
+from grader.judge import intake, pipeline
+from grader.judge.intake import SourceError
 from grader.problems.catalog import load_problem
 from grader.records import storage
 from grader.records.schema import submissions
-from grader.scale import batch_input, grade_many, intake
-from grader.scale.intake import SourceError
+from grader.scale.batch import grade_many
+from grader.scale.batch import inputs as batch_input
 from grader.scale.jobs import Job
 
 pytestmark = pytest.mark.slow  # full gradings: `make test-fast` leaves them out
@@ -248,7 +249,7 @@ def test_without_an_output_file_a_run_again_resumes_from_the_database(problems):
     assert len(stored_ids(db)) == 4, "each job stored once"
 
 
-def test_sources_are_refused_at_intake_with_a_message_that_says_why(tmp_path):
+def test_sources_are_refused_at_intake_with_a_message_that_says_why(problems, tmp_path):
     bad = tmp_path / "latin1.cpp"
     bad.write_bytes(b"// caf\xe9\nvoid solve() {}\n")
     nul = tmp_path / "nul.cpp"

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from conftest import MINI_PROBLEM, REPO, write_mini_problem
 
-from grader.scale import warm_wire
+from grader.scale.warm import wire as warm_wire
 from grader.verdict.model import Verdict
 
 NAIVE = REPO / "solutions" / "softmax" / "01_naive.cpp"
@@ -279,7 +279,7 @@ def test_an_exclusive_process_gpu_refuses_a_warm_worker(private, monkeypatch):
 
     from grader import settings
     from grader.cli.main import app
-    from grader.scale import warm_worker
+    from grader.scale.warm import worker as warm_worker
 
     def nvidia_smi(argv, **_):
         assert argv[:3] == ["nvidia-smi", "-i", settings.GPU.get()]

@@ -57,7 +57,7 @@ class _Rate(ProgressColumn):
 
 def _progress_bar(quiet: bool):
     """A grade_many.Listener that draws a progress bar on stderr (rate per hour, ETA) and reports failures."""
-    from grader.scale.grade_many import Listener
+    from grader.scale.batch.grade_many import Listener
 
     class Bar(Listener):
         def __init__(self):
@@ -83,7 +83,7 @@ def _progress_bar(quiet: bool):
 
 def _print_summary(summary) -> None:
     table = Table("jobs", "resumed", "graded now", "duplicates", "failed", "refused", "wall s", "gradings/h")
-    table.title = "grade-many"
+    table.title = "grade-many" + ("" if summary.ended == "done" else f" ({summary.ended})")
     table.add_row(
         *map(str, (summary.jobs, summary.resumed + summary.from_database, summary.graded, summary.duplicates)),
         *map(str, (summary.failed, summary.refused)),
@@ -94,9 +94,30 @@ def _print_summary(summary) -> None:
     if summary.statuses:
         errors.print("verdicts: " + ", ".join(f"{s} {n}" for s, n in summary.statuses.most_common()))
     if summary.graded:
-        stages = {k: v for k, v in summary.stages_s.items() if k != "total"}
-        each = ", ".join(f"{k} {v / summary.graded:.2f} s" for k, v in stages.items())
-        errors.print(f"time per grading (mean, in the workers): {each}")
+        stages = Table("stage", "sum s", "mean s", title="where the gradings' time went (in the workers)")
+        for stage, seconds in sorted(summary.stages_s.items(), key=lambda item: _stage_order(item[0])):
+            stages.add_row(stage, f"{seconds:.2f}", f"{seconds / summary.graded:.2f}")
+        errors.print(stages)
+    if summary.busy_s:
+        busy = ", ".join(f"{runner} {summary.busy_fraction(runner):.0%}" for runner in summary.busy_s)
+        errors.print(f"busy running submissions (of {summary.wall_s:.1f} s): {busy}")
+
+
+def _stage_order(stage: str) -> tuple:
+    """compile, run, its parts, check, then the total: the order a grading goes through them."""
+    first = ("compile", "run", "run start", "run tests", "run benchmarks", "run end", "check", "total")
+    return (first.index(stage), "") if stage in first else (len(first) - 1, stage)
+
+
+def _write_summary(path: Path | None, summary) -> None:
+    """The summary as JSON, however the batch ended (its `ended` says how); a file that cannot be written is a
+    warning, never a change of the exit code."""
+    if path is None:
+        return
+    try:
+        path.write_text(json.dumps(summary.to_json(), indent=2) + "\n")
+    except OSError as error:
+        warning(f"cannot write the summary to {path}: {error.strerror}")
 
 
 def grade_many_command(
@@ -115,12 +136,16 @@ def grade_many_command(
     db: str | None = typer.Option(None, help="Database URL (default: $KERNELJUDGE_DB, else SQLite)."),
     no_db: bool = typer.Option(False, "--no-db", help="Do not store the verdicts."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
-    summary_json: Path | None = typer.Option(None, help="Also write the run's summary as JSON here."),
+    summary_json: Path | None = typer.Option(
+        None, help="Write the summary as JSON here: at the end, and when interrupted or stopped."
+    ),
     sandbox_kind: str | None = SANDBOX,
 ):
     """Grade a folder or manifest of submissions with every GPU (or core group) busy; resumable."""
     from grader import tracks
-    from grader.scale import batch_input, grade_many, jobs, scheduler
+    from grader.scale import jobs
+    from grader.scale.batch import grade_many, scheduler
+    from grader.scale.batch import inputs as batch_input
 
     if mode not in jobs.MODES:
         raise usage_error(f"unknown mode {mode!r} (modes: {', '.join(jobs.MODES)})")
@@ -149,9 +174,10 @@ def grade_many_command(
             Text.assemble(("refused:", "red"), " ", refused, " (left out; the others are graded)"), soft_wrap=True
         )
     bar = _progress_bar(quiet)
+    summary = grade_many.Summary(refused=len(batch.refused))
     try:
         with bar.progress:
-            summary = grade_many.grade_many(
+            grade_many.grade_many(
                 batch.items,
                 out=out,
                 gpus=gpus.split(",") if gpus else None,
@@ -160,17 +186,18 @@ def grade_many_command(
                 record=not no_db,
                 db_url=db,
                 listener=bar,
+                summary=summary,
             )
     except scheduler.NoRunner as error:
         raise usage_error(str(error))
     except grade_many.BatchStopped as error:
+        _write_summary(summary_json, summary)
         raise failure(f"grade-many stopped: {error}")
     except KeyboardInterrupt:
+        _write_summary(summary_json, summary)
         warning("interrupted: run the same command again to resume")
         raise typer.Exit(130)
-    summary.refused = len(batch.refused)
-    if summary_json:
-        summary_json.write_text(json.dumps(summary.to_json(), indent=2) + "\n")
+    _write_summary(summary_json, summary)
     if not quiet:
         _print_summary(summary)
     if summary.other_builds:  # said even with --quiet: these verdicts may not be what this grader would give

@@ -20,9 +20,10 @@ import typer
 from rich.text import Text
 
 from grader.cli import args, output, warm
-from grader.scale import warm_client
+from grader.scale.warm import client as warm_client
 
 if TYPE_CHECKING:
+    from grader.judge.grading_request import GradingRequest
     from grader.problems.spec import Problem
 
 REFERENCE_PREFIX = "ref:"  # as grader.records.leaderboard.REFERENCE_PREFIX; not imported, SQLAlchemy is heavy
@@ -107,20 +108,21 @@ def grade(
     chosen = args.track(path, track)
     _refuse_gpu_track_without_gpu(chosen)
     user = recorded_user(spec, path, user, reference) if mode == "submit" else user
-    from grader.scale.intake import SourceError, read_source
+    from grader.judge.grading_request import GradingRequest, RequestError
+    from grader.judge.intake import read_source
 
     try:
         text = read_source(path)  # refused at intake: not UTF-8, a NUL byte, over the size limit
-    except SourceError as error:
+        request = GradingRequest(problem=spec.slug, track=chosen, filename=path.name, source=text, user=user, mode=mode)
+    except RequestError as error:  # a SourceError too
         raise output.usage_error(str(error))
     except OSError as error:
         raise output.usage_error(f"cannot read {path}: {error.strerror}")
-    source = text.encode()  # graded and stored as the same text, so the stored sha256 is the graded one
-    job: dict[str, str | None] = dict(problem=spec.slug, source=text, filename=path.name, track=chosen, mode=mode)
-    job.update(user=user, sandbox=sandbox_kind, db=db)
+    source = request.source_bytes  # graded and stored as the same text, so the stored sha256 is the graded one
     with _progress(as_json, f"({spec.slug}, {chosen} track)") as say:
-        handed = None if in_process or profile else warm.hand_over(job, say)  # a profile is made in this process
-        verdict = handed.verdict if handed else _grade_here(spec, job, say)
+        # a profile is made in this process
+        handed = None if in_process or profile else warm.hand_over(request, sandbox_kind, db, say)
+        verdict = handed.verdict if handed else _grade_here(request, sandbox_kind, say)
     if as_json:
         if profile:
             _attach_profile(spec, source, path, verdict, quiet=True)
@@ -132,7 +134,7 @@ def grade(
         if user.startswith(REFERENCE_PREFIX):
             output.console.print(Text(f"recorded as {user}: a reference solution, marked on the leaderboard"))
     if handed is None:
-        store(verdict, text, db)
+        store(verdict, request.source, db)
     elif handed.store_warning:
         output.warning(f"the verdict was not stored: {handed.store_warning}")
     raise typer.Exit(0 if verdict.accepted else 1)
@@ -149,13 +151,13 @@ def _progress(as_json: bool, label: str) -> Iterator[Callable[[str], None]]:
         yield lambda stage: status.update(stage if stage == warm_client.BUSY else f"{stage} {label}")
 
 
-def _grade_here(spec: Problem, job: dict, progress: Callable[[str], None]):
-    """The verdict of `job`, graded in this process (which imports PyTorch for the check)."""
+def _grade_here(request: GradingRequest, sandbox_kind: str | None, progress: Callable[[str], None]):
+    """The verdict of `request`, graded in this process (which imports PyTorch for the check)."""
     from grader.judge import job_request
     from grader.run.supervised import JudgeError
 
     try:
-        return job_request.grade(spec, job, progress)
+        return job_request.grade(request, progress, sandbox_kind)
     except job_request.SandboxUnavailable as error:  # the sandbox asked for is not there: a usage error
         raise output.usage_error(str(error))
     except JudgeError as error:  # the judge failed, not the submission: never a verdict against the user

@@ -172,7 +172,8 @@ def doctor():
 
 def _warm_worker() -> str:
     """Whether a warm worker answers (`grader warm`), and whether it would grade for this shell."""
-    from grader.scale import warm_client, warm_wire
+    from grader.scale.warm import client as warm_client
+    from grader.scale.warm import wire as warm_wire
 
     try:
         found = warm_client.status()

@@ -47,7 +47,7 @@ def submit_remote(
     `timeout_s`: how long to wait (None: client.DEFAULT_WAIT_S; 0: no limit)."""
     _distributed()
     from grader.records import storage
-    from grader.scale import client
+    from grader.scale.distributed import client
 
     try:
         job = client.job_for_file(problem, file, track=track, mode=mode, user=user, time_limit_s=time_limit_s)
@@ -104,9 +104,9 @@ def worker_command(
     from sqlalchemy.exc import SQLAlchemyError
 
     from grader.records import storage
-    from grader.scale import workers as worker_processes
-    from grader.scale.batch_input import runnable_tracks
-    from grader.scale.celery_app import redacted_broker_url
+    from grader.scale.batch.inputs import runnable_tracks
+    from grader.scale.distributed import workers as worker_processes
+    from grader.scale.distributed.celery_app import redacted_broker_url
 
     if workers < 1:
         raise usage_error("--workers must be at least 1")
@@ -166,7 +166,7 @@ def status_command(
     _distributed()
     from sqlalchemy.exc import SQLAlchemyError
 
-    from grader.scale import monitor
+    from grader.scale.distributed import monitor
 
     try:
         rows = monitor.queue_status(with_workers=not no_workers)

@@ -1,4 +1,4 @@
-"""`grader warm`, a warm worker in the foreground (grader/scale/warm_worker.py), and the other half: `grader test`
+"""`grader warm`, a warm worker in the foreground (grader/scale/warm/worker.py), and the other half: `grader test`
 and `grader submit` handing their grading to it (`hand_over`), printed and stored as if made in their own process.
 
 PyTorch with CUDA's start-up costs a CLI process 4.2 s on an H100 host (docs/timing.md), more than the rest of a
@@ -17,6 +17,7 @@ import typer
 from grader.cli import output
 
 if TYPE_CHECKING:
+    from grader.judge.grading_request import GradingRequest
     from grader.verdict.model import Verdict
 
 
@@ -34,7 +35,7 @@ def warm(
     ),
 ):
     """Keep PyTorch (and CUDA) loaded: grade what `test` and `submit` hand over, one at a time, until Ctrl-C."""
-    from grader.scale import warm_worker
+    from grader.scale.warm import worker as warm_worker
 
     try:
         warm_worker.serve(idle_exit * 60, log=_log)
@@ -48,14 +49,16 @@ def _log(line: str) -> None:
     output.plain(f"{time.strftime('%H:%M:%S')} {line}")
 
 
-def hand_over(job: dict, progress: Callable[[str], None]) -> Handed | None:
-    """`job` graded by the warm worker, or None where it is to be graded here: no worker answers, or one
+def hand_over(
+    request: GradingRequest, sandbox: str | None, db: str | None, progress: Callable[[str], None]
+) -> Handed | None:
+    """`request` graded by the warm worker (in `sandbox`, its verdict stored in `db`), or None where it is to be graded here: no worker answers, or one
     refused it or stopped first (said in one line on stderr). Its usage and judge errors end the command as
     they would in this process."""
-    from grader.scale import warm_client
+    from grader.scale.warm import client as warm_client
 
     try:
-        answer = warm_client.grade(job, progress)
+        answer = warm_client.grade(request, sandbox, db, progress)
     except warm_client.Unavailable as error:
         fix = f" ({error.fix})" if error.fix else ""
         output.plain(f"the warm worker (pid {error.pid}) {error}: grading in this process{fix}", to=output.errors)

@@ -204,7 +204,7 @@ def submit_web(
     signed_out: Path | None = None,
 ) -> int:
     """`grader submit --remote URL`: submit FILE through the API, wait and print its verdict; the exit code."""
-    from grader.scale.intake import SourceError, read_source
+    from grader.judge.intake import SourceError, read_source
     from grader.verdict.model import Verdict
     from grader.web import remote
 

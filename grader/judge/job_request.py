@@ -1,16 +1,16 @@
-"""One grading as `grader test` and `grader submit` ask for it: problem, source text, file name, track, mode, user
-and the sandbox named (or None: the default). The sandbox is chosen, then the pipeline grades, in whichever
-process holds the job: the command's own (grader/cli/grading.py) or the warm worker it was handed to
-(grader/scale/warm_worker.py), so both give the same verdict by the same code.
+"""One grading request graded: its sandbox chosen, then the pipeline, in whichever process holds it: `grader test`
+and `grader submit`'s own (grader/cli/grading.py), the warm worker they hand it to (grader/scale/warm/worker.py),
+the web judge's embedded worker, and the grade-many and Celery workers (grader/scale/jobs.py), so every way in
+gives the same verdict by the same code. The request was validated when it was made
+(grader/judge/grading_request.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from grader.judge import pipeline
-from grader.problems.spec import Problem
+from grader.judge.grading_request import GradingRequest
 from grader.sandbox import container
 from grader.verdict.model import Verdict
 
@@ -19,19 +19,26 @@ class SandboxUnavailable(Exception):
     """The sandbox the job names cannot be used here; str() says why (a usage error, not a verdict)."""
 
 
-def grade(problem: Problem, job: Mapping[str, Any], progress: Callable[[str], None]) -> Verdict:
-    """The verdict of `job` on `problem`; a SandboxUnavailable, or the pipeline's JudgeError when the judge fails."""
+def grade(
+    request: GradingRequest, progress: Callable[[str], None] | None = None, sandbox: str | None = None
+) -> Verdict:
+    """The verdict of `request`, its submission_id the request's id, graded in `sandbox` (auto, docker, local;
+    None: $KERNELJUDGE_SANDBOX, else auto); a SandboxUnavailable, or the pipeline's JudgeError when the judge
+    fails."""
     try:
-        backend, _ = container.choose(job["sandbox"], job["track"])
+        backend, _ = container.choose(sandbox, request.track)
     except (ValueError, RuntimeError) as error:
         raise SandboxUnavailable(str(error)) from error
-    return pipeline.grade(
-        problem,
-        job["source"].encode(),
-        job["filename"],
-        track=job["track"],
-        mode=job["mode"],
-        user=job["user"],
+    verdict = pipeline.grade(
+        request.spec(),
+        request.source_bytes,
+        request.filename,
+        track=request.track,
+        mode=request.mode,
+        user=request.user,
+        time_limit_s=request.time_limit_s,
         backend=backend,
         progress=progress,
     )
+    verdict.submission_id = request.id
+    return verdict

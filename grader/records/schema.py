@@ -94,7 +94,7 @@ benchmark_results = Table(
     Column("eager_us", Float),  # PyTorch baselines: the call timed from Python, dispatch gaps included
 )
 
-grading_jobs = Table(  # one row per job sent to the Celery workers (grader/scale/job_table.py)
+grading_jobs = Table(  # one row per job sent to the Celery workers (grader/scale/distributed/job_table.py)
     "grading_jobs",
     metadata,
     Column("job_id", String(64), primary_key=True),  # = the verdict's submission_id

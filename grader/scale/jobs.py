@@ -1,13 +1,12 @@
 """The grading job: one record that says what to grade, and `run_job`, the only place that knows how.
 
-A job is (problem, track, filename, source, user, mode, options) plus an id. `run_job(job)` turns it into the
-verdict record (`Verdict.to_json()`), a pure function of the job apart from the device it runs on. Everything
-else, `grader grade-many` on one host (grader/scale/grade_many.py) and the Celery workers across hosts
-(grader/scale/tasks.py), only moves jobs to a place that runs `run_job` and moves its result to the database.
+A job is a grading request (grader/judge/grading_request.py: problem, track, filename, source, user, mode, time
+limit and an id). `run_job(job)` turns it into the verdict record (`Verdict.to_json()`), a pure function of the
+job apart from the device it runs on. Everything else, `grader grade-many` on one host (grader/scale/batch/grade_many.py) and the Celery workers across hosts
+(grader/scale/distributed/tasks.py), only moves jobs to a place that runs `run_job` and moves its result to the database.
 
-A source is checked at intake (grader/scale/intake.py's `read_source` and `validate_source`, and every Job):
-UTF-8 text, no NUL byte, at most MAX_SOURCE_BYTES; anything else is refused with a SourceError that names the file
-and says why, so what is graded, what is stored and its sha256 are the same bytes, on SQLite and PostgreSQL alike.
+A job is validated when it is made, its source too (UTF-8 text, no NUL byte, at most 1 MiB), so what is graded,
+what is stored and its sha256 are the same bytes, on SQLite and PostgreSQL alike.
 
 The job id is the verdict's `submission_id`, so a result is recorded at most once however many times its job
 runs (a killed worker's job is delivered again): `record_once` relies on the unique `submission_id` column of
@@ -16,100 +15,31 @@ the submissions table and keeps the first verdict stored.
 
 from __future__ import annotations
 
-import hashlib
-import uuid
-from dataclasses import asdict, dataclass, field, fields
-
 from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 
-from grader import tracks
 from grader.build import compiler
-from grader.judge import pipeline
-from grader.problems.catalog import SLUG, load_slug
+from grader.judge import job_request
+from grader.judge.grading_request import MODES as MODES
+from grader.judge.grading_request import GradingRequest
+from grader.judge.grading_request import id_from_hex as id_from_hex
+from grader.judge.grading_request import new_id as new_id
 from grader.records import storage
 from grader.records.schema import submissions
-from grader.scale.intake import SourceError, validate_source
 from grader.verdict.model import Verdict
 
-MODES = ("test", "submit")
-
-
-def new_id() -> str:
-    """A fresh job id, in the same form as a verdict's submission_id (12 hex digits)."""
-    return id_from_hex(uuid.uuid4().hex)
-
-
-def id_from_hex(digest: str) -> str:
-    """12 hex digits with at least one letter: `grader show-submission` reads an all-digit key as a row id."""
-    short = digest[:12]
-    return "f" + short[1:] if short.isdigit() else short
-
-
-@dataclass(frozen=True)
-class Job:
-    problem: str  # a slug under grader.problems.catalog.problems_root(), never a path (load_slug refuses one)
-    track: str  # a registered track's name (grader/tracks/)
-    filename: str  # the submission's own file name (compile diagnostics name it)
-    source: str  # the submission's text
-    user: str = ""
-    mode: str = "submit"  # "test" checks correctness, "submit" also times the benchmarks
-    time_limit_s: float | None = None
-    id: str = field(default_factory=new_id)
-
-    def __post_init__(self):
-        if not isinstance(self.problem, str) or not SLUG.fullmatch(self.problem):
-            raise ValueError(f"{str(self.problem)[:200]!r} is not a problem's name: a job names a problem by its slug")
-        if self.track not in tracks.names():
-            raise ValueError(f"unknown track {self.track!r} (tracks: {', '.join(tracks.names())})")
-        if self.mode not in MODES:
-            raise ValueError(f"unknown mode {self.mode!r} (modes: {', '.join(MODES)})")
-        try:
-            data = self.source.encode("utf-8")
-        except UnicodeEncodeError as error:  # a lone surrogate: bytes that were not UTF-8, smuggled in a str
-            raise SourceError(f"{self.filename}: not UTF-8 text (character {error.start}); save it as UTF-8")
-        validate_source(data, self.filename)
-
-    @property
-    def source_bytes(self) -> bytes:
-        return self.source.encode("utf-8")
-
-    @property
-    def source_sha256(self) -> str:
-        return hashlib.sha256(self.source_bytes).hexdigest()
-
-    def grading_key(self, device: str = "") -> tuple:
-        """Jobs with equal keys get the same verdict (but for user and id): grade one of them only."""
-        return (self.source_sha256, self.problem, self.track, self.mode, self.time_limit_s, device)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Job:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+Job = GradingRequest  # a job is a grading request (grader/judge/grading_request.py), validated when made
 
 
 def run_job(job: Job) -> dict:
-    """Grade one job: the verdict JSON, its submission_id the job id. Raises only for a broken problem spec."""
-    problem = load_slug(job.problem)
-    verdict = pipeline.grade(
-        problem,
-        job.source_bytes,
-        job.filename,
-        track=job.track,
-        mode=job.mode,
-        user=job.user,
-        time_limit_s=job.time_limit_s,
-    )
-    verdict.submission_id = job.id
-    return verdict.to_json()
+    """Grade one job: the verdict JSON, its submission_id the job id. Raises only for a grader failure (a
+    problem broken since the job was made, a sandbox that cannot be used here, the judge's own failure)."""
+    return job_request.grade(job).to_json()
 
 
 def compile_job(job: Job) -> dict:
     """Build the job's library into the build cache (so run_job later finds it): {"ok", "cached", "seconds"}."""
-    build = compiler.build_submission(load_slug(job.problem), job.source_bytes, job.filename, job.track)
+    build = compiler.build_submission(job.spec(), job.source_bytes, job.filename, job.track)
     return {"ok": build.ok, "cached": build.cached, "seconds": round(build.seconds, 3)}
 
 

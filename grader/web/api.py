@@ -29,11 +29,11 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from grader import tracks
+from grader.judge.intake import MAX_SOURCE_BYTES
 from grader.problems import order, starter
 from grader.problems.catalog import load_all, load_problem
 from grader.problems.spec import SpecError
 from grader.records import leaderboard, storage
-from grader.scale.intake import MAX_SOURCE_BYTES
 from grader.web import accounts, job_queue, signing, submitting, verdicts
 from grader.web.accounts import User
 from grader.web.auth import api_user, basic_user, config, reader

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy import Connection, func, insert, select, update
 
+from grader.judge.grading_request import RequestError
 from grader.records import storage
 from grader.records.schema import grading_jobs, submissions
 from grader.scale.jobs import Job
@@ -118,14 +119,20 @@ def claim_next(worker: str, db_url: str | None) -> Job | None:
         ).first()
         if chosen is None:
             return None
+        try:
+            job = Job.from_dict(json.loads(chosen.payload))
+        except RequestError as error:  # its problem removed or changed since it was queued: failed, saying why
+            refuse = update(grading_jobs).where(grading_jobs.c.job_id == chosen.job_id)
+            connection.execute(refuse.values(state=FAILED, error=f"refused: {error}", finished_at=now()))
+            return None
         taken = connection.execute(
             update(grading_jobs)
             .where(grading_jobs.c.job_id == chosen.job_id, grading_jobs.c.state == QUEUED)
             .values(state=RUNNING, worker=worker, started_at=now(), attempts=grading_jobs.c.attempts + 1, stage="")
         ).rowcount
-        return Job.from_dict(json.loads(chosen.payload)) if taken else None
+        return job if taken else None
 
-    return storage.transact(claim, db_url)  # None too when another claimer took it first: ask again
+    return storage.transact(claim, db_url)  # None too when another claimer took it first, or it failed: ask again
 
 
 def set_stage(job_id: str, stage: str, db_url: str | None) -> None:

@@ -19,8 +19,7 @@ import socket
 import threading
 
 from grader.judge import job_request
-from grader.problems.catalog import load_problem
-from grader.problems.spec import SpecError
+from grader.judge.grading_request import RequestError
 from grader.records import storage
 from grader.scale import jobs
 from grader.scale.jobs import Job
@@ -35,14 +34,11 @@ def grade_one(job: Job, worker: str, judge: str, db_url: str | None) -> None:
     from grader.run.supervised import JudgeError
 
     try:
-        problem = load_problem(job.problem)
-        request = {**job.to_dict(), "sandbox": None}
-        verdict = job_request.grade(problem, request, lambda stage: job_queue.set_stage(job.id, stage, db_url))
-    except (SpecError, job_request.SandboxUnavailable, JudgeError) as error:
+        verdict = job_request.grade(job, lambda stage: job_queue.set_stage(job.id, stage, db_url))
+    except (RequestError, job_request.SandboxUnavailable, JudgeError) as error:
         job_queue.fail(job.id, f"the judge could not grade this job: {error}", db_url)
         log.warning("failed %s: %s", job.id, error)
         return
-    verdict.submission_id = job.id
     row, stored_now = jobs.record_once(job, verdict.to_json(), db_url)
     stored = storage.load_submission(row, db_url)
     if stored is not None:

@@ -5,7 +5,7 @@ themselves, so the limits hold across restarts and however many requests arrive 
 - the same source for the same problem, track and mode as one of the user's jobs not failed: 409, naming it;
 - `pending` jobs of the user queued or running already: 429, Retry-After a few seconds;
 - `rate_count` submissions within the last `rate_window_s`: 429, Retry-After until the oldest leaves the window.
-Sizes are checked before (grader/scale/intake.py: at most 1 MiB of UTF-8 text).
+Sizes are checked before (grader/judge/intake.py: at most 1 MiB of UTF-8 text).
 """
 
 from __future__ import annotations

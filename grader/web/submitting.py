@@ -11,10 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader import toolchain, tracks
+from grader.judge.grading_request import MODES, RequestError
+from grader.judge.intake import MAX_SOURCE_BYTES, validate_source
 from grader.problems.catalog import load_problem
 from grader.problems.spec import SpecError
-from grader.scale.intake import MAX_SOURCE_BYTES, SourceError, validate_source
-from grader.scale.jobs import MODES, Job
+from grader.scale.jobs import Job
 from grader.web import display, job_queue, quotas
 from grader.web.accounts import User
 from grader.web.config import WebConfig
@@ -49,10 +50,11 @@ def submit(
         raise Refused(422, f"this judge has no GPU: it grades the {', '.join(runnable_tracks(config))} track(s) only")
     name = display.safe_filename(filename, f"solution{tracks.get(chosen).extension}")
     try:
-        source = validate_source(data, name)
-    except SourceError as error:
+        job = Job(
+            problem=problem, track=chosen, filename=name, source=validate_source(data, name), user=user.name, mode=mode
+        )
+    except RequestError as error:  # not text, or a track the problem has no tests for
         raise Refused(422, str(error))
-    job = Job(problem=problem, track=chosen, filename=name, source=source, user=user.name, mode=mode)
     queue = job_queue.LOCAL if config.queue == "local" else _celery_queue(chosen)
     job_queue.add(job, queue, quotas.checker(job, config), config.db_url)
     if config.queue == "celery":
@@ -61,13 +63,13 @@ def submit(
 
 
 def _celery_queue(track: str) -> str:
-    from grader.scale.client import default_queue
+    from grader.scale.distributed.client import default_queue
 
     return default_queue(track)
 
 
 def _send(job: Job, queue: str, config: WebConfig) -> None:
-    from grader.scale.celery_app import redacted_broker_url, send
+    from grader.scale.distributed.celery_app import redacted_broker_url, send
 
     try:
         send(job.to_dict(), queue, job.id)

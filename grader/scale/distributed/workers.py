@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from grader import settings
 from grader.scale import lifetime, topology
-from grader.scale.celery_app import celery_app
+from grader.scale.distributed.celery_app import celery_app
 from grader.toolchain import detect
 from grader.tracks.devices import CPU, CUDA
 
@@ -79,7 +79,7 @@ def plan(gpus: str | None, queue: str | None, workers: int, name: str | None) ->
 
 def run_worker(one: Plan, loglevel: str = "INFO") -> None:
     """Become one Celery worker (in this process): pinned to its GPU or cores, concurrency 1."""
-    from grader.scale import tasks  # noqa: F401  (registers the task and the worker's hooks)
+    from grader.scale.distributed import tasks  # noqa: F401  (registers the task and the worker's hooks)
 
     topology.pin(one.gpu, one.cores)
     celery_app.worker_main(

@@ -1,7 +1,7 @@
 """Sending jobs to the grading workers and waiting for their verdicts: what `grader enqueue`,
 `grader submit --workers` and a training loop use.
 
-    from grader.scale.client import enqueue, wait_for
+    from grader.scale.distributed.client import enqueue, wait_for
     job = Job(problem="softmax", track="cuda", filename="k.cu", source=text, user="run-17")
     enqueue(job, queue="h100")
     row = wait_for(job.id)                       # the grading_jobs row, state done or failed; None on timeout
@@ -17,12 +17,10 @@ import time
 from pathlib import Path
 
 from grader import tracks
-from grader.problems.catalog import load_slug
-from grader.problems.spec import SpecError
-from grader.scale import intake, job_table, jobs
-from grader.scale.celery_app import redacted_broker_url, send
-from grader.scale.intake import SourceError
-from grader.scale.job_table import DONE, FAILED, QUEUED
+from grader.judge import intake
+from grader.scale.distributed import job_table
+from grader.scale.distributed.celery_app import redacted_broker_url, send
+from grader.scale.distributed.job_table import DONE, FAILED, QUEUED
 from grader.scale.jobs import Job
 
 DEFAULT_WAIT_S = 3600.0  # how long --wait (and so `grader submit --workers`) waits for a verdict by default
@@ -49,33 +47,24 @@ def job_for_file(
     user: str = "anonymous",
     time_limit_s: float | None = None,
 ) -> Job:
-    """The job that grades FILE for PROBLEM, its source checked at intake; RequestError when it cannot be."""
-    try:
-        load_slug(problem)
-    except SpecError as error:
-        raise RequestError(str(error))
-    if mode not in jobs.MODES:
-        raise RequestError(f"unknown mode {mode!r} (modes: {', '.join(jobs.MODES)})")
+    """The job that grades FILE for PROBLEM, validated (grader/judge/grading_request.py); RequestError when it
+    cannot be."""
     if not file.is_file():
         raise RequestError(f"no such file: {file}")
-    chosen = track or tracks.of_file(file) or tracks.default()
-    if chosen not in tracks.names():
-        raise RequestError(f"unknown track {chosen!r} (tracks: {', '.join(tracks.names())})")
     try:
-        source = intake.read_source(file)
-    except SourceError as error:
+        return Job(
+            problem=problem,
+            track=track or tracks.of_file(file) or tracks.default(),
+            filename=file.name,
+            source=intake.read_source(file),
+            user=user,
+            mode=mode,
+            time_limit_s=time_limit_s,
+        )
+    except intake.RequestError as error:  # a SourceError too
         raise RequestError(str(error))
     except OSError as error:
         raise RequestError(f"cannot read {file}: {error.strerror}")
-    return Job(
-        problem=problem,
-        track=chosen,
-        filename=file.name,
-        source=source,
-        user=user,
-        mode=mode,
-        time_limit_s=time_limit_s,
-    )
 
 
 def enqueue(job: Job, queue: str | None = None, db_url: str | None = None) -> str:

@@ -24,7 +24,7 @@ from celery import Celery
 from grader import settings
 from grader.tracks.devices import CPU
 
-TASK = "kerneljudge.grade"  # the task's name: grader/scale/tasks.py defines it, clients send it by name
+TASK = "kerneljudge.grade"  # the task's name: grader/scale/distributed/tasks.py defines it, clients send it by name
 
 
 def broker_url() -> str:

@@ -5,7 +5,7 @@ with the same pipeline and storage they would use themselves (docs/architecture.
 The socket is a file, `$KERNELJUDGE_DATA/warm.sock`, made 0600 (its folder 0700 where the worker makes it; never
 an abstract socket, which any uid could reach), so the submissions, which run as other uids, cannot talk to it;
 both ends also check the other's uid. A job is graded only for a client whose grader build, checkout, Python
-environment and settings are the worker's own (grader/scale/warm_wire.py); any other is refused, and grades in
+environment and settings are the worker's own (grader/scale/warm/wire.py); any other is refused, and grades in
 its own process.
 """
 
@@ -23,11 +23,10 @@ from pathlib import Path
 
 from grader import settings
 from grader.judge import job_request
-from grader.problems.catalog import load_slug
-from grader.problems.spec import SpecError
+from grader.judge.grading_request import GradingRequest, RequestError
 from grader.records import storage
 from grader.run.supervised import JudgeError
-from grader.scale import warm_wire
+from grader.scale.warm import wire as warm_wire
 from grader.torch_import import torch
 
 CLIENT_TIMEOUT_S = 30.0  # a client that sends no request, or reads no answer, for this long is dropped
@@ -180,11 +179,11 @@ def _grade(request: dict, connection: socket.socket, log: Log) -> dict:
     """The final message for one grading request: its verdict (stored as `grader submit` stores it), or why
     there is none (a usage error, the judge's own failure)."""
     began = time.monotonic()
-    what = f"{request['problem']} {request['filename']} ({request['track']} track, {request['mode']})"
+    what = f"{request.get('problem')} {request.get('filename')} ({request.get('track')} track, {request.get('mode')})"
     try:
         os.chdir(request["cwd"])  # a relative --db or setting means what it means in the client's folder
-        problem = load_slug(request["problem"])  # a slug only: never a folder of the client's
-    except (SpecError, OSError) as error:
+        job = GradingRequest.from_dict(request)  # a known problem's slug only: never a folder of the client's
+    except (RequestError, OSError, KeyError) as error:
         log(f"{what}: usage error: {error}")
         return {"usage_error": str(error)}
 
@@ -195,7 +194,7 @@ def _grade(request: dict, connection: socket.socket, log: Log) -> dict:
             raise _ClientGone from error
 
     try:
-        verdict = job_request.grade(problem, request, tell)
+        verdict = job_request.grade(job, tell, request.get("sandbox"))
     except job_request.SandboxUnavailable as error:
         log(f"{what}: usage error: {error}")
         return {"usage_error": str(error)}
@@ -204,7 +203,7 @@ def _grade(request: dict, connection: socket.socket, log: Log) -> dict:
         return {"judge_error": str(error)}
     answer: dict = {"verdict": verdict.to_json()}
     try:
-        storage.save_verdict(verdict, request["source"], request["db"])
+        storage.save_verdict(verdict, job.source, request.get("db"))
     except Exception as error:  # the grading is done; losing the record must not change the verdict
         answer["store_warning"] = str(error)
     log(f"{what}: {verdict.status} in {time.monotonic() - began:.2f} s")

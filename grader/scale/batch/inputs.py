@@ -6,8 +6,8 @@ JSON-lines manifest, one `{"problem", "file", "user"}` object a line (optional "
 
 The batch is untrusted input: a problem is named by its slug only (never a folder, whose reference.py the
 grader would import), and a file is opened inside the batch's folder through no symbolic link and with its
-owner's rights (grader/scale/batch_files.py). A file refused at intake (not UTF-8 text, a NUL byte, over the
-size limit: grader/scale/intake.py), a link, a file the owner could not read or one that cannot be read is
+owner's rights (grader/scale/batch/files.py). A file refused at intake (not UTF-8 text, a NUL byte, over the
+size limit: grader/judge/intake.py), a link, a file the owner could not read or one that cannot be read is
 reported and left out; the rest of the batch is graded. A malformed manifest line (an absolute path or a `..`
 among them), a problem named by anything but a known slug is an InputError: the whole command stops before
 grading anything.
@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader import tracks as registry  # `tracks` is collect's argument: the names asked for
-from grader.problems.catalog import SLUG, load_slug
-from grader.problems.spec import SpecError
-from grader.scale import batch_files, jobs
-from grader.scale.intake import SourceError
+from grader.judge.grading_request import RequestError
+from grader.judge.intake import SourceError
+from grader.problems.catalog import SLUG
+from grader.scale import jobs
+from grader.scale.batch import files as batch_files
 from grader.scale.jobs import Job
 from grader.toolchain import detect
 
@@ -110,21 +111,23 @@ def collect(
         if track not in tracks:
             left_out[track] += 1
             continue
-        fields = {**fields, "track": track}
-        job = Job(source=source, filename=relative.name, **fields)
-        batch.items.append(Item(Job(**{**job.to_dict(), "id": _stable_id(out, entry, job)}), str(base / relative)))
+        fields = {**fields, "track": track, "filename": relative.name, "source": source}
+        try:
+            job = Job(**fields, id=_stable_id(out, entry, fields))
+        except RequestError as error:  # an unknown problem, a track it has no tests for, a bad time limit
+            raise InputError(f"{where or entry + ': '}{error}")
+        batch.items.append(Item(job, str(base / relative)))
     for track, count in sorted(left_out.items()):
         batch.notes.append(
             f"{count} {track}-track file(s) left out: this machine runs the "
             f"{' and '.join(tracks) or 'no'} track(s) (choose with --track)"
         )
-    _check_problems(batch.items)
     return batch
 
 
 def _folder_entries(folder: Path, problem, mode, user, time_limit_s) -> Iterator[tuple[str, PurePosixPath, dict]]:
     """The folder's submission files, walked without entering a linked folder; a linked file is listed, and
-    refused when it is opened (grader.scale.batch_files)."""
+    refused when it is opened (grader.scale.batch.files)."""
     files = sorted(
         PurePosixPath(os.path.relpath(os.path.join(here, name), folder))
         for here, _folders, names in os.walk(folder)
@@ -178,8 +181,6 @@ def _manifest_entries(manifest: Path, problem, mode, user, time_limit_s) -> Iter
             "user": str(record.get("user", user)),
             "time_limit_s": record.get("time_limit_s", time_limit_s),
         }
-        if fields["mode"] not in jobs.MODES:
-            raise InputError(f"{where}: unknown mode {fields['mode']!r}")
         yield f"{manifest.resolve()}:{number}", path, fields
 
 
@@ -188,9 +189,11 @@ def _track_by_name(path: PurePosixPath) -> str | None:
     return None if path.suffix.lower() == ".py" else registry.of_file(Path(path.name))
 
 
-def _stable_id(out: Path | None, entry: str, job: Job) -> str:
+def _stable_id(out: Path | None, entry: str, fields: dict) -> str:
     place = str(out.resolve()) if out is not None else STDOUT_KEY
-    parts = [place, entry, job.problem, job.track, job.mode, job.user, repr(job.time_limit_s), job.source_sha256]
+    sha256 = hashlib.sha256(fields["source"].encode("utf-8", "surrogateescape")).hexdigest()
+    parts = [place, entry, *(fields[k] for k in ("problem", "track", "mode", "user")), repr(fields["time_limit_s"])]
+    parts.append(sha256)
     key = "\0".join(["kerneljudge grade-many", *parts])
     return jobs.id_from_hex(hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest())
 
@@ -200,14 +203,6 @@ def _check_name(name: object, where: str) -> str:
     if not isinstance(name, str) or not SLUG.fullmatch(name):
         raise InputError(f"{where}: {str(name)[:200]!r} is not a problem's name: name a problem by its slug")
     return name
-
-
-def _check_problems(items: list[Item]) -> None:
-    for slug in sorted({item.job.problem for item in items}):
-        try:
-            load_slug(slug)
-        except SpecError as error:
-            raise InputError(str(error))
 
 
 def finished_ids(out: Path) -> dict[str, str]:

@@ -9,8 +9,12 @@ import os
 import select
 import socket
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from grader.scale import warm_wire
+from grader.scale.warm import wire as warm_wire
+
+if TYPE_CHECKING:
+    from grader.judge.grading_request import GradingRequest
 
 CONNECT_TIMEOUT_S = 0.5  # a worker that does not take the connection by then is taken for none
 BUSY_AFTER_S = 0.5  # no word from the worker by then: it is grading another job, and this one waits its turn
@@ -27,9 +31,8 @@ class Unavailable(Exception):
         self.fix = fix
 
 
-def grade(job: dict, progress: Callable[[str], None]) -> dict | None:
-    """Have the warm worker grade `job` (problem, source, filename, track, mode, user, sandbox, db): its final
-    message, {"verdict": ..., "store_warning"?: ...}, {"usage_error": ...} or {"judge_error": ...}; `progress`
+def grade(request: GradingRequest, sandbox: str | None, db: str | None, progress: Callable[[str], None]) -> dict | None:
+    """Have the warm worker grade `request` in `sandbox` and store its verdict in `db`: its final message, {"verdict": ..., "store_warning"?: ...}, {"usage_error": ...} or {"judge_error": ...}; `progress`
     gets each stage, and BUSY while another job is graded first. None where no worker answers; Unavailable where
     one refuses or dies first (the job is then graded here, and nothing is lost)."""
     connection = warm_wire.connect(warm_wire.socket_path(), CONNECT_TIMEOUT_S)
@@ -39,8 +42,8 @@ def grade(job: dict, progress: Callable[[str], None]) -> dict | None:
         pid = _same_user(connection)
         message = None
         try:
-            request = {"kind": "grade", "identity": warm_wire.identity(), "cwd": os.getcwd(), **job}
-            warm_wire.send(connection, request)
+            message = {"kind": "grade", "identity": warm_wire.identity(), "cwd": os.getcwd(), **request.to_dict()}
+            warm_wire.send(connection, {**message, "sandbox": sandbox, "db": db})
             if not select.select([connection], [], [], BUSY_AFTER_S)[0]:
                 progress(BUSY)
             reader = connection.makefile("rb")

@@ -11,7 +11,11 @@ import os
 MAX_SOURCE_BYTES = 1 << 20  # 1 MiB: far above any kernel, far below what would hurt the database
 
 
-class SourceError(ValueError):
+class RequestError(ValueError):
+    """A grading request refused at intake (grader/judge/grading_request.py); str() names the field and says why."""
+
+
+class SourceError(RequestError):
     """A source refused at intake; str() names the file and says why."""
 
 

@@ -14,9 +14,10 @@ starts in milliseconds, and nothing is forked from the main process, which holds
 
 from __future__ import annotations
 
+import heapq
 import multiprocessing
 import os
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -28,7 +29,8 @@ from grader.scale.jobs import Job
 from grader.tracks import devices
 
 RUN_ATTEMPTS = 2  # a runner process that dies is replaced once for the same job
-Finish = Callable[[tuple, dict | None, dict | None, str], None]  # (key, result, build, grader error)
+# (key, result, build, grader error, the runner's label: "" where the compile pool judged it)
+Finish = Callable[[tuple, dict | None, dict | None, str, str], None]
 
 
 class NoRunner(Exception):
@@ -49,16 +51,15 @@ def _pin(environment: dict, owner: int, gpu: str | None, cores: list[int] | None
     topology.pin(gpu, cores)
 
 
-def _compile(job: dict) -> dict:
+def _compile(job: Job) -> dict:
     """In the compile pool: build into the cache; a submission that does not compile is judged right here."""
-    one = Job.from_dict(job)
-    build = jobs.compile_job(one)
-    return {"build": build, "result": None if build["ok"] else jobs.run_job(one)}
+    build = jobs.compile_job(job)
+    return {"build": build, "result": None if build["ok"] else jobs.run_job(job)}
 
 
-def _run(job: dict) -> dict:
+def _run(job: Job) -> dict:
     """In a runner: run, check and time one job (its library is in the build cache by now)."""
-    return jobs.run_job(Job.from_dict(job))
+    return jobs.run_job(job)
 
 
 @dataclass
@@ -82,7 +83,8 @@ class Runner:
 
 
 def make_runners(wanted: set[str], gpus: list[str], cpu_workers: int) -> list[Runner]:
-    """Runners for the devices named in `wanted`: one per GPU for the GPU, one per core group for the CPU."""
+    """Runners for the devices named in `wanted`: one per GPU for the GPU, one per core group for the CPU; a
+    NoRunner when a device has none here."""
     runners = []
     for on in devices.DEVICES:
         if on.name not in wanted:
@@ -113,14 +115,14 @@ def _close(pool: ProcessPoolExecutor | None, abandon: bool) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def dispatch(
-    leaders: dict[tuple, Job], finish: Finish, gpus: list[str], cpu_workers: int, compile_workers: int
-) -> None:
+def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], compile_workers: int) -> None:
     """Grade one job per key (compile, then run on a runner of its track), calling `finish` for each as it ends:
-    with its result and build, or with None and what went wrong when the grader itself failed on it."""
+    with its result and build, or with None and what went wrong when the grader itself failed on it.
+
+    `leaders` is in the order to grade in (grader/scale/batch/order.py): jobs are compiled in that order, and a
+    free runner takes the first of the compiled ones in it, so no runner waits while a compiled job does."""
     context = _context()
-    wanted = {tracks.get(job.track).device.name for job in leaders.values()}  # a runner per device, not track
-    runners = make_runners(wanted, gpus, cpu_workers)
+    wanted = {runner.track for runner in runners}  # a runner's track is its device's name
     compilers = ProcessPoolExecutor(
         min(compile_workers, len(leaders)),
         mp_context=context,
@@ -129,19 +131,20 @@ def dispatch(
     )
     for runner in runners:
         runner.start(context)
-    ready: dict[str, deque] = {t: deque() for t in wanted}
+    rank = {key: place for place, key in enumerate(leaders)}
+    ready: dict[str, list[tuple[int, tuple]]] = {t: [] for t in wanted}  # heaps of (rank, key)
     compiled: dict[tuple, dict] = {}
     attempts: Counter = Counter()
-    compiling: dict[Future, tuple] = {compilers.submit(_compile, job.to_dict()): key for key, job in leaders.items()}
+    compiling: dict[Future, tuple] = {compilers.submit(_compile, job): key for key, job in leaders.items()}
     running: dict[Future, tuple[Runner, tuple]] = {}
     abandon = True
     try:
         while compiling or running or any(ready.values()):
             for runner in runners:
                 if runner.busy is None and ready[runner.track] and runner.pool is not None:
-                    key = ready[runner.track].popleft()
+                    _, key = heapq.heappop(ready[runner.track])
                     runner.busy = key
-                    running[runner.pool.submit(_run, leaders[key].to_dict())] = (runner, key)
+                    running[runner.pool.submit(_run, leaders[key])] = (runner, key)
             finished, _ = wait(list(compiling) + list(running), return_when=FIRST_COMPLETED)
             for future in finished:
                 if future in compiling:
@@ -149,13 +152,13 @@ def dispatch(
                     try:
                         outcome = future.result()
                     except Exception as error:  # the grader failed, not the submission
-                        finish(key, None, None, f"compile step: {error!r}")
+                        finish(key, None, None, f"compile step: {error!r}", "")
                         continue
                     compiled[key] = outcome["build"]
                     if outcome["result"] is not None:
-                        finish(key, outcome["result"], outcome["build"], "")
+                        finish(key, outcome["result"], outcome["build"], "", "")
                     else:
-                        ready[tracks.get(leaders[key].track).device.name].append(key)
+                        heapq.heappush(ready[tracks.get(leaders[key].track).device.name], (rank[key], key))
                     continue
                 runner, key = running.pop(future)
                 runner.busy = None
@@ -165,14 +168,14 @@ def dispatch(
                     runner.restart(context)
                     attempts[key] += 1
                     if attempts[key] < RUN_ATTEMPTS:
-                        ready[runner.track].appendleft(key)
+                        heapq.heappush(ready[runner.track], (rank[key], key))
                     else:
-                        finish(key, None, None, f"the runner process ({runner.label}) died twice on it")
+                        finish(key, None, None, f"the runner process ({runner.label}) died twice on it", runner.label)
                     continue
                 except Exception as error:
-                    finish(key, None, None, repr(error))
+                    finish(key, None, None, repr(error), runner.label)
                     continue
-                finish(key, result, compiled.get(key), "")
+                finish(key, result, compiled.get(key), "", runner.label)
         abandon = False
     finally:
         _close(compilers, abandon)

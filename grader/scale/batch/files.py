@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from grader.scale import intake
+from grader.judge import intake
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO does not block the open
@@ -74,7 +74,7 @@ def confined(relative: str) -> PurePosixPath:
 
 
 def read_source(base: Path, relative: PurePosixPath, reader: Reader) -> str:
-    """The submission at `base`/`relative`, checked at intake (grader.scale.intake): opened without following
+    """The submission at `base`/`relative`, checked at intake (grader.judge.intake): opened without following
     any link below `base` and with `reader`'s rights. RefusedFile or intake.SourceError, with the reason."""
     shown = str(base / relative)
     folder = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

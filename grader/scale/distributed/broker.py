@@ -2,14 +2,14 @@
 
 kombu keeps a queue as one Redis list per priority level (`queue`, then `queue\\x06\\x16N`), and a message
 handed to a worker and not yet acknowledged in the `unacked` hash as JSON `[message, exchange, routing_key]`.
-The sweeper (grader/scale/sweeper.py) and `grader queue status` (grader/scale/monitor.py) read these.
+The sweeper (grader/scale/distributed/sweeper.py) and `grader queue status` (grader/scale/distributed/monitor.py) read these.
 """
 
 from __future__ import annotations
 
 import json
 
-from grader.scale.celery_app import broker_url
+from grader.scale.distributed.celery_app import broker_url
 
 
 def queue_lists(queue: str) -> list[str]:

@@ -1,6 +1,6 @@
 """`grader grade-many`: grade a batch of jobs on one host, every GPU (or core group) busy; resumable.
 
-The jobs come from grader/scale/batch_input.py, the processes that grade them from grader/scale/scheduler.py.
+The jobs come from grader/scale/batch/inputs.py, the processes that grade them from grader/scale/batch/scheduler.py.
 This module ties them together:
 - identical submissions (same source sha256, problem, track, mode, time limit and device) are graded once and
   the verdict is made out to each of them;
@@ -9,7 +9,10 @@ This module ties them together:
 - a job whose line is in the output file, or whose verdict is in the database, is not graded again: a run
   stopped anywhere (killed, interrupted, a full disk) resumes where it stopped when run again;
 - a full disk or a database that cannot be written stops the batch with BatchStopped, whose message says so
-  and that nothing done is lost.
+  and that nothing done is lost;
+- the distinct gradings go longest expected first (grader/scale/batch/order.py, from the results' history);
+- a Summary counts what was done as it happens (statuses, the stages' sums, each runner's busy time), so the
+  caller can write it however the batch ends: done, interrupted or stopped.
 
 Grading itself happens only in grader.scale.jobs.run_job; what the batch is doing is told to a Listener (the
 command's progress bar), never printed here.
@@ -30,8 +33,9 @@ from typing import IO
 from grader import identity, tracks
 from grader.records import storage
 from grader.records.errors import StorageError
-from grader.scale import jobs, scheduler, topology
-from grader.scale.batch_input import Item, finished_ids
+from grader.scale import jobs, topology
+from grader.scale.batch import order, scheduler
+from grader.scale.batch.inputs import Item, finished_ids
 from grader.toolchain import detect
 
 
@@ -52,14 +56,21 @@ class Summary:
     refused: int = 0  # entries refused at intake (see batch_input), set by the caller
     statuses: Counter = field(default_factory=Counter)
     stages_s: Counter = field(default_factory=Counter)  # summed over the gradings done now
+    busy_s: dict[str, float] = field(default_factory=dict)  # per runner ("gpu 0"): its gradings' run stages
     wall_s: float = 0.0
+    ended: str = "running"  # then "done", "interrupted" (Ctrl-C, SIGTERM) or "stopped" (BatchStopped)
 
     @property
     def gradings_per_hour(self) -> float:
         return 3600 * self.graded / self.wall_s if self.wall_s else 0.0
 
+    def busy_fraction(self, runner: str) -> float:
+        """How much of the wall time the runner spent running submissions."""
+        return min(1.0, self.busy_s[runner] / self.wall_s) if self.wall_s else 0.0
+
     def to_json(self) -> dict:
         return {
+            "ended": self.ended,
             "jobs": self.jobs,
             "resumed": self.resumed,
             "from_database": self.from_database,
@@ -69,9 +80,13 @@ class Summary:
             "failed": self.failed,
             "refused": self.refused,
             "statuses": dict(self.statuses),
-            "stages_s": {k: round(v, 3) for k, v in self.stages_s.items()},
+            "stages_s": {k: round(v, 3) for k, v in sorted(self.stages_s.items())},
             "wall_s": round(self.wall_s, 3),
             "gradings_per_hour": round(self.gradings_per_hour, 1),
+            "busy": {
+                runner: {"run_s": round(seconds, 3), "fraction": round(self.busy_fraction(runner), 3)}
+                for runner, seconds in self.busy_s.items()
+            },
         }
 
 
@@ -99,11 +114,40 @@ def grade_many(
     record: bool = True,
     db_url: str | None = None,
     listener: Listener | None = None,
+    summary: Summary | None = None,
 ) -> Summary:
-    """Grade `items` as the module docstring says; results go to `out` (appended) or `stream` (stdout)."""
+    """Grade `items` as the module docstring says; results go to `out` (appended) or `stream` (stdout). What was
+    done is counted in `summary` (a new one if None) as it happens, so a caller holds it however this ends."""
     started = time.monotonic()
     listener = listener or Listener()
-    summary = Summary(jobs=len(items))
+    summary = summary if summary is not None else Summary()
+    summary.jobs = len(items)
+    try:
+        _grade(items, out, stream, gpus, cpu_workers, compile_workers, record, db_url, listener, summary)
+        summary.ended = "done"
+    except KeyboardInterrupt:
+        summary.ended = "interrupted"
+        raise
+    except BatchStopped:
+        summary.ended = "stopped"
+        raise
+    finally:
+        summary.wall_s = time.monotonic() - started
+    return summary
+
+
+def _grade(
+    items: list[Item],
+    out: Path | None,
+    stream: IO[str] | None,
+    gpus: list[str] | None,
+    cpu_workers: int,
+    compile_workers: int | None,
+    record: bool,
+    db_url: str | None,
+    listener: Listener,
+    summary: Summary,
+) -> None:
     done = finished_ids(out) if out else {}
     pending = [item for item in items if item.job.id not in done]
     summary.resumed = len(items) - len(pending)
@@ -127,11 +171,14 @@ def grade_many(
                     jobs.record_once(item.job, result, db_url)
                 sink.write(json.dumps(line) + "\n")
                 sink.flush()
-                if out:
-                    os.fsync(sink.fileno())
             except (StorageError, OSError) as error:
                 raise _stopped(error, out, summary) from error
-            summary.statuses[result["status"]] += 1
+            summary.statuses[result["status"]] += 1  # counted once readable: a Ctrl-C in the fsync leaves it counted
+            try:
+                if out:
+                    os.fsync(sink.fileno())
+            except OSError as error:
+                raise _stopped(error, out, summary) from error
 
         if record and pending:  # a job stored before its line was written (or with no file) is not graded again
             try:
@@ -156,7 +203,7 @@ def grade_many(
             groups.setdefault(item.job.grading_key(devices[item.job.track]), []).append(item)
         listener.started(len(items), len(items) - len(pending))
 
-        def finish(key: tuple, result: dict | None, compile_info: dict | None, error: str) -> None:
+        def finish(key: tuple, result: dict | None, compile_info: dict | None, error: str, runner: str) -> None:
             members = groups[key]
             if result is None:
                 summary.failed += len(members)
@@ -172,28 +219,41 @@ def grade_many(
                 result = {**result, "stages_s": stages}
             summary.graded += 1
             summary.stages_s.update(result.get("stages_s", {}))
+            if runner:
+                summary.busy_s[runner] += result.get("stages_s", {}).get("run", 0.0)
             for index, member in enumerate(members):
                 emit(member, result, leader=members[0] if index else None)
             summary.duplicates += len(members) - 1
             listener.advanced(len(members), summary)
 
         if groups:
-            leaders = {key: members[0].job for key, members in groups.items()}
-            scheduler.dispatch(
-                leaders,
-                finish,
-                gpus if gpus is not None else topology.visible_gpus(),
-                cpu_workers,
-                compile_workers or os.cpu_count() or 1,
+            first = order.longest_first(
+                [members[0].job for members in groups.values()], _history(groups, record, db_url)
             )
+            keys = {members[0].job.id: key for key, members in groups.items()}
+            leaders = {keys[job.id]: job for job in first}
+            devices_used = {tracks.get(job.track).device.name for job in first}  # a runner per device, not track
+            gpu_ids = gpus if gpus is not None else topology.visible_gpus()
+            runners = scheduler.make_runners(devices_used, gpu_ids, cpu_workers)
+            summary.busy_s.update({runner.label: 0.0 for runner in runners})
+            scheduler.dispatch(leaders, finish, runners, compile_workers or os.cpu_count() or 1)
     finally:
         if out:
             try:
                 sink.close()
             except OSError:  # the disk is full: what could not be written is graded again next time
                 pass
-    summary.wall_s = time.monotonic() - started
-    return summary
+
+
+def _history(groups: dict[tuple, list[Item]], record: bool, db_url: str | None) -> dict[tuple, list[float]]:
+    """Past runner times of the batch's problems (grader/scale/batch/order.py); none without the database, or
+    where it cannot be read (the order then goes by the problems' sizes)."""
+    if not record:
+        return {}
+    try:
+        return order.history([members[0].job for members in groups.values()], db_url)
+    except StorageError:
+        return {}
 
 
 def _stopped(error: Exception, out: Path | None, summary: Summary) -> BatchStopped:

@@ -6,9 +6,9 @@ running, done and failed come from the job table; workers from asking them over 
 
 from __future__ import annotations
 
-from grader.scale import broker, job_table
-from grader.scale.celery_app import celery_app
-from grader.scale.job_table import DONE, FAILED, QUEUED, RUNNING
+from grader.scale.distributed import broker, job_table
+from grader.scale.distributed.celery_app import celery_app
+from grader.scale.distributed.job_table import DONE, FAILED, QUEUED, RUNNING
 
 
 def live_workers() -> dict[str, list[str]] | None:

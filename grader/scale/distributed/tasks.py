@@ -19,11 +19,12 @@ from collections.abc import Iterator
 from celery import signals
 
 from grader.records import storage
-from grader.scale import job_table, jobs
-from grader.scale.celery_app import TASK, celery_app, sweep_period_s
-from grader.scale.job_table import DONE, log, now, retrying
+from grader.scale import jobs
+from grader.scale.distributed import job_table
+from grader.scale.distributed.celery_app import TASK, celery_app, sweep_period_s
+from grader.scale.distributed.job_table import DONE, log, now, retrying
+from grader.scale.distributed.sweeper import Sweeper
 from grader.scale.jobs import Job
-from grader.scale.sweeper import Sweeper
 
 FAIL_PATIENCE_S = 60  # how long marking a job failed waits for the database (after that the sweeper retries it)
 

@@ -14,9 +14,9 @@ import socket
 import threading
 from datetime import datetime, timezone
 
-from grader.scale import broker, job_table
-from grader.scale.celery_app import broker_url, send, sweep_period_s
-from grader.scale.job_table import RUNNING, log
+from grader.scale.distributed import broker, job_table
+from grader.scale.distributed.celery_app import broker_url, send, sweep_period_s
+from grader.scale.distributed.job_table import RUNNING, log
 
 
 def sweep(client, suspects: set[str], db_url: str | None = None) -> tuple[list[str], set[str]]:
