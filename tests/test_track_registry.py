@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib
 import json
 import re
 import shutil
@@ -229,3 +230,12 @@ def test_the_scan_finds_a_planted_comparison_and_spares_pytorch_devices():
     assert track_names_written(planted, "grader/judge/planted.py", set(tracks.names())) == [
         "grader/judge/planted.py:7: 'cupy'"
     ]
+
+
+def test_a_built_in_track_is_its_own_file_and_one_line_in_the_registry():
+    """Every module of grader/tracks/ that defines a TRACK is registered by its name in BUILT_IN, and nothing
+    else is: a new track is that file and that one line."""
+    defining = {p.stem for p in (GRADER / "tracks").glob("*.py") if re.search(r"^TRACK\b", p.read_text(), re.M)}
+    assert defining == set(tracks.BUILT_IN)
+    modules = [importlib.import_module(f"grader.tracks.{name}") for name in tracks.BUILT_IN]
+    assert tracks.names()[: len(modules)] == tuple(module.TRACK.name for module in modules)

@@ -9,21 +9,23 @@
 A track's name is the currency of the data (the verdict, the job, the database, --track); whatever the grader
 decides per track, it decides by asking the `Track` that `get(name)` returns, never by comparing names
 (tests/test_track_registry.py checks that no module outside this package writes a track's name). Adding a
-track is its own file, plus its import and its entry in BUILT_IN here. A .py file's track follows what it imports (triton or cupy);
-`--track` overrides it.
+track is its own file, defining TRACK, plus its module's name in BUILT_IN here: one line. A .py file's track
+follows what it imports (triton or cupy); `--track` overrides it.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
 
 from grader.toolchain import Toolchain, detect
-from grader.tracks import cpu, cuda, cupy, python, triton
+from grader.tracks import cpu, cuda, python
 from grader.tracks.base import Track
 
 __all__ = ["Track", "default", "every", "get", "highlight", "names", "of_file", "register"]
 
-BUILT_IN: tuple[Track, ...] = (cuda.TRACK, cpu.TRACK, triton.TRACK, cupy.TRACK)  # in the order they are listed
+# The modules of this package that define a TRACK, in the order the tracks are listed.
+BUILT_IN: tuple[str, ...] = ("cuda", "cpu", "triton", "cupy")
 
 _REGISTRY: dict[str, Track] = {}
 
@@ -87,5 +89,5 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-for _track in BUILT_IN:
-    register(_track)
+for _module in BUILT_IN:
+    register(import_module(f"{__name__}.{_module}").TRACK)
