@@ -164,6 +164,12 @@ def run_reference(problem: Problem, tensors: dict[str, torch.Tensor], sizes: dic
     return {p.name: r.to(torch.float64) for p, r in zip(problem.output_params, results)}
 
 
+def poisoned(got: np.ndarray) -> np.ndarray:
+    """Which elements of an output (flat) still hold the judge's poison: never written."""
+    as_numpy = _same_width(got.dtype.itemsize)[0]
+    return got.reshape(-1).view(as_numpy) == _signed(POISONS[_TOKENS[got.dtype]], got.dtype.itemsize)
+
+
 def widened(got: np.ndarray) -> np.ndarray:
     """An output's values in a type that holds them exactly: float32 for the floats, float64 for int32."""
     token = _TOKENS[got.dtype]
@@ -241,11 +247,11 @@ def _describe_failure(got: np.ndarray, expected: torch.Tensor, atol: float, rtol
     for mask, what in ((unwritten, "never written"), (nan, "NaN"), (inf, "Inf")):
         first = _first(mask)
         if first is not None:
-            parts.append(f"{int(mask.sum())} {what}, first at {_index(first, shape)}")
+            parts.append(f"{int(mask.sum())} {what}, first at {index_text(first, shape)}")
     first = _first(wrong)
     if first is not None:
         parts.append(
-            f"{int(wrong.sum())} out of tolerance, first at {_index(first, shape)}: got {float(got32.flatten()[first]):.9g}, "
+            f"{int(wrong.sum())} out of tolerance, first at {index_text(first, shape)}: got {float(got32.flatten()[first]):.9g}, "
             f"expected {float(expected.flatten()[first]):.9g} (atol {atol:.3g}, rtol {rtol:.3g})"
         )
     figures = (
@@ -286,6 +292,6 @@ def _first(mask: torch.Tensor) -> int | None:
     return int(hits[0]) if len(hits) else None
 
 
-def _index(flat: int, shape: tuple[int, ...]) -> str:
+def index_text(flat: int, shape: tuple[int, ...]) -> str:
     """A flat index as the multi-dimensional one messages show: [row, column]."""
     return "[" + ", ".join(str(int(i)) for i in np.unravel_index(flat, shape)) + "]"

@@ -15,7 +15,7 @@ import numpy as np
 
 from grader.judge import check
 from grader.problems.audit_rows import rows_to_draw
-from grader.problems.spec import Param, Problem, SizeSet
+from grader.problems.spec import Problem, SizeSet
 from grader.torch_import import torch
 
 _RANDOM = secrets.SystemRandom()
@@ -41,7 +41,7 @@ def wrong_output(
                 return f"{param.name}: {result.message}"
         return ""
     for param in problem.output_params:
-        unfinished = _unfinished(param, got[param.name].reshape(problem.shape(param, sizes)))
+        unfinished = _unfinished(got[param.name].reshape(problem.shape(param, sizes)))
         if unfinished:
             return f"{param.name}: {unfinished}"
     rows = draw_rows(sizes[audit.size])
@@ -61,20 +61,16 @@ def wrong_output(
     return ""
 
 
-def _unfinished(param: Param, values: np.ndarray) -> str:
-    """What of an output is not a finished number: elements never written (the judge's poison), NaN, Inf."""
-    if param.dtype == "i32":  # every int32 is a number; an unwritten one shows in the rows compared
-        return ""
-    floats = check.widened(values.reshape(-1))
-    bad = ~np.isfinite(floats)
+def _unfinished(values: np.ndarray) -> str:
+    """What of an output is not a finished number: elements never written (the judge's poison), NaN, Inf. Every
+    int32 is a number: an unwritten one shows in the rows compared."""
+    bad = ~np.isfinite(check.widened(values.reshape(-1)))
     if not bad.any():
         return ""
-    width = values.dtype.itemsize
-    bits = values.reshape(-1).view(np.int16 if width == 2 else np.int32).astype(np.int64) & ((1 << (8 * width)) - 1)
-    unwritten = bits == check.POISONS[param.dtype]
-    parts = []
-    for mask, what in ((unwritten, "never written"), (bad & ~unwritten, "NaN or Inf")):
-        if mask.any():
-            first = np.unravel_index(int(mask.argmax()), values.shape)
-            parts.append(f"{int(mask.sum())} {what}, first at [{', '.join(str(int(i)) for i in first)}]")
+    unwritten = check.poisoned(values)
+    parts = [
+        f"{int(mask.sum())} {what}, first at {check.index_text(int(mask.argmax()), values.shape)}"
+        for mask, what in ((unwritten, "never written"), (bad & ~unwritten, "NaN or Inf"))
+        if mask.any()
+    ]
     return f"{int(bad.sum())} of {values.size} elements are not a result: " + "; ".join(parts)
