@@ -100,8 +100,8 @@ def judge(
             mode,
             header["overhead_ms"] * 1e3,
             telemetry.summarise(samples, *windows.get(case.name, (None, None))),
+            bound_ms,
         )
-        result.bound_us = bound_ms * 1e3 if bound_ms is not None else None
         verdict.benchmarks.append(result)
     if claimed_ms > outcome.wall_s * 1e3 * 1.05:
         return Status.REJECTED, (
@@ -120,8 +120,10 @@ def benchmark_result(
     mode: str,
     overhead_us: float,
     telemetry_summary: dict,
+    bound_ms: float | None = None,
 ) -> BenchmarkResult:
-    """A benchmark's record: the timing summary with its rates, fractions of the ceilings and floor."""
+    """A benchmark's record: the timing summary with its rates, fractions of the ceilings and floor, and the
+    supervisor's clock bound where the track has one."""
     peaks = ceilings.for_track(track).for_inputs(problem.tensor_rate)
     flops, nbytes = problem.work(size_set.sizes)
     seconds = summary["median_us"] * 1e-6
@@ -138,6 +140,7 @@ def benchmark_result(
         floor_us=peaks.floor_s(flops, nbytes) * 1e6,
         overhead_us=overhead_us,
         telemetry=telemetry_summary,
+        bound_us=bound_ms * 1e3 if bound_ms is not None else None,
     )
 
 
