@@ -237,7 +237,7 @@ def test_a_grading_jobs_table_made_before_the_migrations_is_kept(db):
         )
     storage.engine(db)
     with create_engine(db).connect() as connection:
-        assert MigrationContext.configure(connection).get_current_revision() == _head() == "0005"
+        assert MigrationContext.configure(connection).get_current_revision() == _head() == "0006"
         assert compare_metadata(MigrationContext.configure(connection), metadata) == []
         assert (
             connection.execute(select(grading_jobs.c.user).where(grading_jobs.c.job_id == "oldjob")).scalar() == "ann"

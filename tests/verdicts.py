@@ -36,6 +36,7 @@ def benchmarks(medians: list[float]) -> list[BenchmarkResult]:
                 floor_us=floor,
                 overhead_us=4.1,
                 telemetry={"samples": 12, "sm_mhz": [1980, 1980], "throttle_reasons": [], "throttled": False},
+                bound_us=median * 0.97,
             )
         )
     return results
