@@ -45,10 +45,7 @@ def wrong_output(
         if unfinished:
             return f"{param.name}: {unfinished}"
     rows = draw_rows(sizes[audit.size])
-    tensors = check.reference_inputs(problem, size_set, arrays)
-    index = torch.tensor(rows, device=next(iter(tensors.values())).device)
-    sliced = {name: t.index_select(audit.axes[name], index) if name in audit.axes else t for name, t in tensors.items()}
-    reference = check.run_reference(problem, sliced, {**sizes, audit.size: len(rows)})
+    reference = reference_on_rows(problem, size_set, arrays, rows)
     for param in problem.output_params:
         mine = np.take(got[param.name].reshape(problem.shape(param, sizes)), rows, axis=audit.axes[param.name])
         result = check.compare(np.ascontiguousarray(mine), reference[param.name], atol, rtol)
@@ -74,3 +71,16 @@ def _unfinished(values: np.ndarray) -> str:
         if mask.any()
     ]
     return f"{int(bad.sum())} of {values.size} elements are not a result: " + "; ".join(parts)
+
+
+def reference_on_rows(
+    problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor], rows: list[int]
+) -> dict[str, torch.Tensor]:
+    """The float64 reference for only these rows of a call (problem.audit_rows): the inputs sliced along their
+    axes, the row size set to how many rows there are."""
+    audit = problem.audit_rows
+    assert audit is not None, f"{problem.slug} declares no audit_rows"
+    tensors = check.reference_inputs(problem, size_set, arrays)
+    index = torch.tensor(rows, device=next(iter(tensors.values())).device)
+    sliced = {name: t.index_select(audit.axes[name], index) if name in audit.axes else t for name, t in tensors.items()}
+    return check.run_reference(problem, sliced, {**size_set.sizes, audit.size: len(rows)})
