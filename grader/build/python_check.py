@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from grader import python_ast
 from grader.problems.python_rules import COMPUTE_METHODS, FORBIDDEN_BUILTINS, Rules, rules_for
 from grader.problems.spec import Problem
 
@@ -33,7 +34,7 @@ def check(problem: Problem, source: bytes, filename: str, track: str) -> Result:
     try:
         text = source.decode("utf-8")
         compile(text, filename, "exec", dont_inherit=True)
-        tree = ast.parse(text, filename)
+        tree = python_ast.parse_module(text, filename)
     except SyntaxError as error:
         return Result(compile_error=f"{filename}:{error.lineno}:{error.offset or 0}: syntax error: {error.msg}")
     except (ValueError, UnicodeDecodeError) as error:

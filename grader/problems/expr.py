@@ -12,6 +12,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from grader import python_ast
+
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -93,7 +95,7 @@ def holds(expression: Formula, variables: dict) -> bool:
 
 def _parse(expression: Formula) -> ast.Expression:
     try:
-        return ast.parse(str(expression), mode="eval")
+        return python_ast.parse_expression(str(expression))
     except SyntaxError as error:
         raise FormulaError(f"not a formula: {expression!r}") from error
 

@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
+from grader import python_ast
 from grader.problems.errors import SpecError
 
 
@@ -22,7 +23,7 @@ def check(path: Path) -> None:
     if not path.is_file():
         raise SpecError(f"{path}: missing: every problem needs a reference")
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
+        tree = python_ast.parse_module(path.read_bytes(), str(path))
         compile(tree, str(path), "exec")  # what parsing lets through: `return` outside a function, etc.
     except SyntaxError as error:
         raise SpecError(f"{path}:{error.lineno}: syntax error: {error.msg}") from error

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from grader import python_ast
 from grader.tracks import cuda
 
 
@@ -26,7 +27,7 @@ def environment(workdir: Path) -> dict[str, str]:
 def imported_modules(source: bytes) -> set[str]:
     """The top-level names of the modules a source imports at any depth (none when it does not parse)."""
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse_module(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     roots: set[str] = set()
