@@ -12,7 +12,8 @@ def quantize(X, rounding=torch.round, reciprocal: bool = False, per_tensor: bool
     zeros has s = 0 and q = 0. `reciprocal`, `per_tensor` and other roundings are the wrong variants."""
     x = X.to(F32)
     amax = x.abs().amax() * torch.ones(x.shape[0], dtype=F32) if per_tensor else x.abs().amax(dim=1)
-    s = amax / 127
+    s = (amax.double() / 127).to(F32)  # correctly rounded: on a GPU, PyTorch divides by a Python number through
+    # its reciprocal (amax * (1/127), not amax / 127), which moves s by an ulp in some rows and then their q
     safe = torch.where(s > 0, s, torch.ones_like(s))[:, None]
     quotient = x * (127 / torch.where(amax > 0, amax, torch.ones_like(amax)))[:, None] if reciprocal else x / safe
     q = rounding(quotient).clamp(-127, 127)
