@@ -1,5 +1,5 @@
-"""Fair PyTorch baselines (grader/perf/baseline.py): the graph-replay time is the baseline's time, the eager time is
-kept beside it; on a GPU, graph replay is not slower than the eager call it replays."""
+"""Fair PyTorch baselines (grader/perf/baseline.py): the faster of the graph replay and the eager call is the
+baseline's time, the eager time is kept beside it; on a GPU, PyTorch's softmax is timed both ways."""
 
 from __future__ import annotations
 
@@ -41,6 +41,14 @@ def test_the_graph_time_is_the_baselines_time_and_the_eager_time_is_kept():
     assert baseline.differs(result)
 
 
+def test_an_eager_call_faster_than_its_graph_replay_is_the_baselines_time_and_says_so():
+    problem, size_set = _benchmark()
+    eager, graph = Timing([0.158] * 12, "single"), Timing([0.165] * 12, "single")
+    result = baseline.as_result(problem, size_set, eager, graph, "", _result)
+    assert result.median_us == pytest.approx(158.0) and result.eager_us == pytest.approx(158.0)
+    assert result.mode == "eager single (its CUDA graph replayed in 165.00 us)"
+
+
 def test_a_baseline_that_cannot_be_captured_is_timed_eagerly_and_says_why():
     problem, size_set = _benchmark()
     eager = Timing([0.130] * 12, "batch 4")
@@ -51,15 +59,14 @@ def test_a_baseline_that_cannot_be_captured_is_timed_eagerly_and_says_why():
 
 
 @pytest.mark.gpu
-def test_graph_replay_of_pytorchs_softmax_is_not_slower_than_the_eager_call():
+def test_pytorchs_softmax_is_captured_in_a_graph_and_timed_both_ways():
     from grader.study import bench
 
     problem = load_problem("softmax")
     size_set = next(b for b in problem.benchmarks_for("cuda") if b.name == "many_rows")
     result = bench.time_baseline(problem, size_set)
-    assert result.mode.startswith("graph"), result.mode
-    assert result.eager_us is not None
-    assert result.median_us <= result.eager_us * 1.03
+    assert result.mode.startswith("graph") or "its CUDA graph replayed in" in result.mode, result.mode
+    assert result.eager_us is not None and 0 < result.median_us <= result.eager_us
 
 
 def test_bench_solutions_shows_the_eager_row_only_where_it_differs():
