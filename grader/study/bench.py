@@ -96,6 +96,7 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
                 "problem": problem.slug,
                 "solution": path.name,
                 "status": verdict.status,
+                "message": verdict.message,
                 "score_us": verdict.score_us,
                 "verdict": verdict,
                 "benchmarks": {b.name: b.median_us for b in verdict.benchmarks},
