@@ -219,6 +219,9 @@ def roofline_svg(benchmarks: list[BenchmarkResult], key: str) -> str:
         axes.annotate(
             text, (x, b.gflops), textcoords="offset points", xytext=(10, shift * to_points - 4), color=INK, fontsize=10
         )
+    for axis in (axes.xaxis, axes.yaxis):  # plain numbers: the log axes' default labels are math text, which
+        axis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:,g}"))  # _svg writes as written
+        axis.set_minor_formatter(NullFormatter())
     axes.tick_params(which="both", colors=INK, labelcolor=INK, labelsize=10)
     for side, spine in axes.spines.items():
         spine.set_color(INK)
