@@ -14,6 +14,13 @@
 //     group's lowest lane then advances. After the rounds, the warps' counts of each digit are scanned, and
 //     each key goes to tile slot + earlier warps' count + its rank. Ties keep their order: tiles, warps,
 //     rounds and lanes are all taken in position order.
+// Slower than PyTorch: on an NVIDIA H200 (2026-11-27, `grader bench-solutions radix-sort`) 5.94 ms against
+// torch.sort's 1.86 ms, 0.31x (3.15 vs 0.81 ms on keys_16m). torch.sort is CUB's onesweep: one histogram
+// pass for all four digits, then per digit a single kernel that ranks a tile and finds its place by
+// decoupled look-back, reading keys and values once and writing them once. Here each pass launches three
+// kernels and reads the keys twice (count, then scatter) and their positions once, and the scatter's
+// match-any ranking costs 16 warp-wide rounds per 512 keys. Onesweep's look-back (prefix-sum's rung 2) is
+// the next rung to write.
 // Keys are non-negative int32, so their bits sort as unsigned integers; the fourth pass's digit is at most 127.
 // The passes alternate between scratch arrays and the outputs, so that the fourth writes the outputs; the
 // first takes positions 0..N-1 instead of reading them.
