@@ -27,7 +27,7 @@
 // -- go to a WMMA kernel (bf16 fragments, cp.async double buffering, copied below), correct for any size.
 //
 // Slower than PyTorch: on an NVIDIA H200 (2026-11-27, `grader bench-solutions gemm-bf16`) 392 us against
-// cuBLAS's 358 us, 0.91x (201 vs 180 us on square_4k, 762 vs 716 us on rect_8k_8k_4k). This is gemm-fp16's
+// cuBLAS's 358 us, 0.91x (201 vs 180 us on square_4k, 762 vs 716 us on rect_8k_8k_4k); 0.96x in a second run. This is gemm-fp16's
 // rung 3, one tile per block; gemm-fp16 reaches cuBLAS only with its rungs 4 (a persistent grid, whose
 // epilogue overlaps the next tile's loads) and 5 (2-CTA clusters multicasting B), which carry over unchanged.
 #include <cuda.h>  // CUtensorMap and the cuTensorMapEncodeTiled prototype only: libcuda is not linked

@@ -20,8 +20,8 @@
 // sm_90a features go to rung 2's mma.sync kernel, copied below.
 //
 // Slower than PyTorch: on an NVIDIA H200 (2026-11-27, `grader bench-solutions gemm-fp8`) 270 us against
-// torch._scaled_mm's 200 us (cuBLASLt, also promoted), 0.74x: 143 vs 102 us on square_4k, 512 vs 393 us on
-// rect_8k_8k_4k. Why: the promotion keeps two accumulator sets per thread, which caps the tile at 128 x 128
+// torch._scaled_mm's 200 us (cuBLASLt, also promoted), 0.74x (143 vs 102 us on square_4k, 512 vs 393 us on
+// rect_8k_8k_4k); 0.83x in a second run. Why: the promotion keeps two accumulator sets per thread, which caps the tile at 128 x 128
 // (cuBLASLt runs 128 x 256 and wider), and the block is not persistent, so each tile pays its pipeline's fill
 // and its epilogue in turn. gemm-fp16's rungs 4 and 5 (a persistent grid, 2-CTA clusters multicasting B) are
 // the path to parity.
