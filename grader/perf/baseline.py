@@ -7,8 +7,8 @@ high). So the baseline is captured once into a CUDA graph and the graph is repla
 everything else (grader/perf/timing.py: fresh inputs copied into the graph's input tensors before each call, L2
 flushed, events around the replay). The eager call, dispatch gaps included, is timed too and kept as `eager_us`,
 so both figures can be shown where they differ; the faster of the two is the baseline's time (a one-kernel op
-gains nothing from a graph, whose own launch then lies inside the timed interval). A baseline that cannot be captured (an op that synchronises or
-allocates on the host) is timed eagerly, and its mode says why.
+gains nothing from a graph, whose own launch then lies inside the timed interval). A baseline that cannot be
+captured (an op that synchronises or allocates on the host) is timed eagerly, and its mode says why.
 
 Batches (calls under 20 us) replay the graph several times on the last inputs copied in: such inputs fit in L2
 anyway, and the L2 is flushed before each batch as before each single call.
