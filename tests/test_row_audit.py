@@ -116,11 +116,20 @@ def test_few_rows_are_compared_whole():
     assert message.startswith("output: 1 of 1320 elements wrong") and "first at [39, 32]" in message
 
 
-def test_the_draw_is_uniform_over_rows():
+def test_the_draw_takes_one_row_of_each_run_and_reaches_every_row_at_its_runs_rate():
+    runs = np.arange(65) * 200 // 64  # 200 rows in 64 runs of 3 or 4 consecutive rows
     counts = np.zeros(200)
     for _ in range(400):
-        counts[row_audit.draw_rows(200)] += 1
-    assert len(row_audit.draw_rows(200)) == 64
-    # each row is drawn with probability 64/200: 128 times in 400 draws, sd 9.3; a draw that favoured any row
-    # (or never reached some) falls outside five sd
-    assert counts.min() > 81 and counts.max() < 175
+        rows = row_audit.draw_rows(200)
+        assert len(rows) == 64 and (np.searchsorted(runs, rows, side="right") - 1 == np.arange(64)).all()
+        counts[rows] += 1
+    # a row of a run of n is drawn with probability 1/n: 133 or 100 times in 400 draws, sd 9.4 or 8.7; a draw
+    # that favoured any row of its run (or never reached one) falls outside five sd
+    expected = 400 / np.diff(runs).repeat(np.diff(runs))
+    assert (np.abs(counts - expected) < 5 * np.sqrt(expected)).all(), counts
+
+
+def test_a_draw_of_millions_of_rows_is_one_row_a_run_in_order():
+    rows = row_audit.draw_rows(67_108_864)
+    assert (rows // 16 == np.arange(4_194_304)).all()  # runs of exactly 16 rows here
+    assert len(rows) == 4_194_304 and rows[0] >= 0 and rows[-1] < 67_108_864 and (np.diff(rows) > 0).all()
