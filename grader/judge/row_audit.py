@@ -19,6 +19,7 @@ from grader.problems.audit_rows import rows_to_draw
 from grader.problems.spec import Problem, SizeSet
 from grader.torch_import import torch
 
+
 def draw_rows(count: int) -> np.ndarray:
     """The rows (of `count`) an audit checks, in order: the rows are cut into R runs of consecutive rows (R =
     rows_to_draw, runs of equal length but for one row) and one row is drawn uniformly in each, by a generator
