@@ -224,10 +224,8 @@ def _describe_failure(got: np.ndarray, expected: torch.Tensor, atol: float, rtol
     """The full comparison: each kind of bad element counted and located, error figures of the finite ones."""
     shape = tuple(expected.shape)
     token = _TOKENS[got.dtype]
-    as_numpy = _same_width(got.dtype.itemsize)[0]
-    bits = torch.from_numpy(got.view(as_numpy)).to(expected.device).reshape(shape)
     got32 = torch.from_numpy(widened(got)).to(expected.device).reshape(shape)
-    unwritten = bits == _signed(POISONS[token], got.dtype.itemsize)
+    unwritten = torch.from_numpy(poisoned(got)).to(expected.device).reshape(shape)
     err = (got32.to(torch.float64) - expected).abs()
     within = err <= atol + rtol * expected.abs()
     if token == "i32":
