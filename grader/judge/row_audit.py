@@ -26,9 +26,7 @@ def draw_rows(count: int) -> np.ndarray:
     seeded with 128 bits of the operating system's randomness. Every row is drawn with probability 1/(its run's
     length), at least R/rows rounded down a row, and the draw costs O(R): a sample of R = rows/16 rows through
     SystemRandom, a system call per random number, took 6 s on a 67-million-element output."""
-    drawn = rows_to_draw(count)
-    if drawn == count:
-        return np.arange(count, dtype=np.int64)
+    drawn = rows_to_draw(count)  # as many as there are rows: runs of one, every row
     edges = np.arange(drawn + 1, dtype=np.int64) * count // drawn
     return edges[:-1] + np.random.default_rng(secrets.randbits(128)).integers(0, edges[1:] - edges[:-1])
 
