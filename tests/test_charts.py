@@ -53,6 +53,6 @@ def test_the_roofline_svg_names_every_benchmark_once():
 
 def test_the_roofline_axes_are_labelled_with_plain_numbers_not_math_text():
     svg = charts.roofline_svg(benchmarks([2900.0, 7400.0]), "test")
-    ticks = re.findall(r"<text[^>]*>([^<]*)</text>", svg) or re.findall(r"<!-- ([^>]*?) -->", svg)
+    ticks = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert "mathdefault" not in svg and "$" not in svg, [t for t in ticks if "$" in t or "math" in t][:5]
     assert any(re.fullmatch(r"[\d,]+", t.strip()) for t in ticks), ticks[:20]
