@@ -2,7 +2,7 @@
 
 The same files are graded by `grader test` in a process pinned to one core (`taskset -c 0`) and in one with every
 core of this machine: the idiomatic float `reduction(+:s)` of sum-reduction gets wrong_answer both times
-(all_positive fails for every draw of the inputs; a mean-zero test may fail first), and a probe that is right only where OpenMP runs exactly CPU_THREADS threads (and caps a request for
+(near_one fails for every draw of the inputs; an earlier test may fail first), and a probe that is right only where OpenMP runs exactly CPU_THREADS threads (and caps a request for
 64 at that) is accepted both times. Without the fixed count the pinned run gives OpenMP one thread and the probe
 fails there.
 """

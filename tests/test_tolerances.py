@@ -478,7 +478,13 @@ LOW_PRECISION |= {
 
 CASES |= {
     "vector-add": [("cpu_large", True), ("prime", True), ("one_element", False)],
-    "sum-reduction": [("cpu_large", True), ("all_positive", True), ("prime", False), ("one_element", False)],
+    "sum-reduction": [
+        ("cpu_large", True),
+        ("all_positive", True),
+        ("near_one", True),
+        ("prime", False),
+        ("one_element", False),
+    ],
     "prefix-sum": [("cpu_large", True), ("all_positive", True), ("prime", False), ("tile_plus_one", False)],
 }
 
@@ -604,6 +610,14 @@ MISTAKES = [
         "all_positive",
         "one float accumulator",
         lambda x: torch.from_numpy(np.add.accumulate(x.numpy())[-1:]),
+    ),
+    (
+        "sum-reduction",
+        "near_one",
+        "four float accumulators (OpenMP's reduction over a float)",
+        lambda x: torch.from_numpy(
+            np.add.accumulate(np.array([np.add.accumulate(c.numpy())[-1] for c in x.chunk(4)]))[-1:]
+        ),
     ),
     ("prefix-sum", "all_positive", "one float running sum", lambda x: torch.from_numpy(np.add.accumulate(x.numpy()))),
     ("layer-norm", "large_mean", "one-pass variance E[x^2] - E[x]^2", layer_norm_one_pass),
