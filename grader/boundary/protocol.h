@@ -14,8 +14,19 @@
 // its slot's start.
 //
 // CPU track:  worker: LOADED; then CALL/EMPTY -> DONE ... EXIT.
-// CUDA track: supervisor: MAP (+ the memory's fd) -> worker: MAPPED; EMPTY -> DONE (calibration, before any
-//             submission code exists in the worker); LOAD -> LOADED; then CALL/EMPTY -> DONE ... EXIT.
+// CUDA track: supervisor: MAP (+ the memory's fd and the GO page's fd) -> worker: MAPPED; EMPTY -> READY, DONE
+//             (calibration, before any submission code exists in the worker); LOAD -> LOADED; then CALL/EMPTY ->
+//             READY, DONE ... EXIT.
+//
+// The CUDA track's clock (docs/timing.md, "The judge's clock"): a call's work is timed on the GPU by the
+// supervisor's own events, ordered against the worker's work by two words, never by the worker's clock. After
+// READY the worker waits, spinning, until the GO word (a page of host memory the supervisor's GPU writes, mapped
+// read-only in the worker) holds the call's `mark`; then it calls solve, and on the stream it called on writes
+// `mark` into the DONE word (a word of the shared device memory, at offsets[0] of MAP) with
+// cuStreamWriteValue32. The supervisor's stream records its first event, raises GO, waits for the DONE word
+// (cuStreamWaitValue32) and records its second event: the interval holds the worker's work and a calibrated
+// overhead. A worker that marks DONE early gains nothing: the supervisor's second event is stamped when its own
+// stream runs, and its snapshot of the outputs, taken right after, holds whatever the work had not finished.
 #pragma once
 #include <cstdint>
 
@@ -35,22 +46,25 @@ enum Kind : uint32_t {
     EMPTY = 3,   // supervisor -> worker: answer DONE at once (CUDA: after the calibration kernel over the buffers)
     DONE = 4,    // worker -> supervisor: the call returned
     EXIT = 5,    // supervisor -> worker: leave now, status 0
-    MAP = 6,     // supervisor -> worker (CUDA): map the device memory whose fd comes with this message
+    MAP = 6,     // supervisor -> worker (CUDA): map the device memory and the GO page whose fds come with this
     MAPPED = 7,  // worker -> supervisor (CUDA): mapped
     LOAD = 8,    // supervisor -> worker (CUDA): load the submission now
+    READY = 9,   // worker -> supervisor (CUDA): the call's arguments are made; waiting for GO to hold its mark
 };
+
+constexpr uint32_t RELEASED = 0x80000000u;  // CUDA: the supervisor's own write of the DONE word (no mark came)
 
 struct Go {
     uint32_t magic, kind;
     uint64_t call;
     uint32_t buffers, ints;
-    uint64_t offsets[MAX_BUFFERS];  // bytes from the start of the shared region (of set 0)
+    uint64_t offsets[MAX_BUFFERS];  // bytes from the start of the shared region (of set 0); MAP: the DONE word's
     int32_t values[MAX_INTS];       // the size arguments, in signature order
     uint32_t sets;                  // CUDA: calls in this timed batch, set s at offsets + s * set_stride
     uint32_t outputs;               // CUDA, EMPTY: bit j set if buffer j is an output (the calibration kernel)
     uint64_t set_stride;  // bytes of one set, its last FENCE included (CUDA: between two sets); MAP: the region size
     uint32_t spin_us;     // CUDA, EMPTY: then keep the GPU busy this long (the calibration's longer calls)
-    uint32_t unused;      // zero; makes the size a multiple of 8 on every ABI
+    uint32_t mark;        // CUDA, CALL/EMPTY: the call's mark (GO, DONE words); makes the size a multiple of 8
 };
 
 struct Reply {
