@@ -3,19 +3,22 @@
 //
 // It runs in the sandbox. It starts CUDA, maps the device memory the supervisor exported to it (a file
 // descriptor received once with MAP: CUDA's virtual-memory API, which works across the sandbox's PID namespace
-// where the legacy IPC handles do not), and answers EMPTY calls with a kernel that reads the inputs and writes
-// the outputs (then, if asked, one that keeps the GPU busy for a given time) while the supervisor calibrates its
-// clock: no submission code exists in this process yet. On LOAD it installs its seccomp filter
-// (seccomp.h), loads the compiled submission and says LOADED; from then on it only answers: for each CALL it
-// calls `kerneljudge_entry` once per set on the buffers named, between two CUDA events on the stream it calls
-// on, waits for the whole device, and answers DONE with the events' times. It holds no seed, key, record or
-// clock the grader believes: the supervisor makes the inputs, keeps the outputs, bounds these times by its own
-// clock, and keeps this process frozen (SIGSTOP) between calls.
+// where the legacy IPC handles do not) and, read-only, the GO page (host memory the supervisor's GPU writes),
+// and answers EMPTY calls with a kernel that reads the inputs and writes the outputs (then, if asked, one that
+// keeps the GPU busy for a given time) while the supervisor calibrates its clock: no submission code exists in
+// this process yet. On LOAD it installs its seccomp filter (seccomp.h), loads the compiled submission and says
+// LOADED; from then on it only answers: for each CALL it says READY, waits until the GO word holds the call's
+// mark, calls `kerneljudge_entry` once per set on the buffers named between two CUDA events on the stream it
+// calls on, writes the mark into the DONE word on that stream, waits for the whole device, and answers DONE with
+// the events' times. It holds no seed, key, record or clock the grader believes: the supervisor makes the
+// inputs, keeps the outputs, times the work between GO and the DONE word with its own events
+// (grader/boundary/protocol.h), and keeps this process frozen (SIGSTOP) between calls.
 //
 // Usage: worker CONTROL_FD LIBRARY
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -55,10 +58,10 @@ void reply(uint32_t kind, uint64_t call, double call_ms = 0, double tail_ms = 0)
     if (send(g_control, &r, sizeof r, MSG_NOSIGNAL) != (ssize_t)sizeof r) std::_Exit(0);  // the supervisor left
 }
 
-// The next message, and the file descriptor that came with it (-1 if none).
-kjp::Go receive(int* fd) {
+// The next message, and the file descriptors that came with it (-1 where none: MAP brings two).
+kjp::Go receive(int fd[2]) {
     kjp::Go go;
-    char control[CMSG_SPACE(sizeof(int))];
+    char control[CMSG_SPACE(2 * sizeof(int))];
     iovec data{&go, sizeof go};
     msghdr message{};
     message.msg_iov = &data, message.msg_iovlen = 1;
@@ -66,9 +69,10 @@ kjp::Go receive(int* fd) {
     ssize_t n = recvmsg(g_control, &message, MSG_CMSG_CLOEXEC);
     if (n <= 0) std::_Exit(0);  // the supervisor left
     if (n != (ssize_t)sizeof go || go.magic != kjp::MAGIC) fail("malformed message from the supervisor");
-    *fd = -1;
+    fd[0] = fd[1] = -1;
     for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            std::memcpy(fd, CMSG_DATA(c), std::min<size_t>(c->cmsg_len - CMSG_LEN(0), 2 * sizeof(int)));
     return go;
 }
 
@@ -112,6 +116,16 @@ __global__ void touch_kernel(uint32_t* p, size_t words, bool write, uint32_t* si
 
 cudaEvent_t g_start, g_returned, g_idle;
 uint32_t* g_sink = nullptr;
+const volatile uint32_t* g_go = nullptr;  // the GO word: host memory the supervisor's GPU writes, read-only here
+CUdeviceptr g_done = 0;                  // the DONE word, in the shared device memory
+
+// The GO page, mapped read-only.
+const volatile uint32_t* map_go(int fd) {
+    void* page = mmap(nullptr, kjp::PAGE, PROT_READ, MAP_SHARED, fd, 0);
+    if (page == MAP_FAILED) fail("cannot map the GO page");
+    close(fd);
+    return static_cast<const volatile uint32_t*>(page);
+}
 
 // Every set's buffers lie inside the region, in order.
 bool valid(const kjp::Go& go, size_t bytes) {
@@ -121,13 +135,20 @@ bool valid(const kjp::Go& go, size_t bytes) {
     return true;
 }
 
-// Events on the stream the submission is called on (the legacy default stream) around `work`; then the whole
-// device is synchronised and a third event measures how long work outlived the call (side streams).
+// READY; then, once the GO word holds the call's mark, events on the stream the submission is called on (the
+// legacy default stream) around `work`, and the mark written into the DONE word on that stream after it, for the
+// supervisor's clock; then the whole device is synchronised and a third event measures how long work outlived
+// the call (side streams).
 template <typename Work>
-void timed_reply(uint64_t call, Work work) {
+void timed_reply(const kjp::Go& go, Work work) {
+    reply(kjp::READY, go.call);
+    while (*g_go != go.mark) {
+    }
     check(cudaEventRecord(g_start, 0), "the submission's solve");
     work();
     check(cudaEventRecord(g_returned, 0), "the submission's solve");
+    static auto write_value = KJ_DRIVER(cuStreamWriteValue32);
+    check(write_value(CU_STREAM_LEGACY, g_done, go.mark, CU_STREAM_WRITE_VALUE_DEFAULT), "marking the call done");
     check(cudaGetLastError(), "the submission's solve");
     check(cudaDeviceSynchronize(), "the submission's solve");
     check(cudaEventRecord(g_idle, 0), "the submission's solve");
@@ -135,7 +156,7 @@ void timed_reply(uint64_t call, Work work) {
     float call_ms = 0, tail_ms = 0;
     check(cudaEventElapsedTime(&call_ms, g_start, g_returned), "the submission's solve");
     check(cudaEventElapsedTime(&tail_ms, g_returned, g_idle), "the submission's solve");
-    reply(kjp::DONE, call, call_ms, tail_ms);
+    reply(kjp::DONE, go.call, call_ms, tail_ms);
 }
 
 }  // namespace
@@ -148,18 +169,21 @@ int main(int argc, char** argv) {
     for (cudaEvent_t* e : {&g_start, &g_returned, &g_idle}) check(cudaEventCreate(e), "creating events");
     check(cudaMalloc(&g_sink, sizeof(uint32_t)), "device start");
 
-    int fd = -1;
-    kjp::Go go = receive(&fd);
-    if (go.kind != kjp::MAP || (fd < 0 && go.set_stride > 0)) fail("expected the shared buffers from the supervisor");
+    int fd[2];
+    kjp::Go go = receive(fd);
+    if (go.kind != kjp::MAP || fd[0] < 0 || fd[1] < 0 || go.offsets[0] + sizeof(uint32_t) > go.set_stride)
+        fail("expected the shared buffers and the GO page from the supervisor");
     const size_t bytes = go.set_stride;
-    char* region = bytes ? map_region(fd, bytes) : nullptr;
+    char* region = map_region(fd[0], bytes);
+    g_go = map_go(fd[1]);
+    g_done = reinterpret_cast<CUdeviceptr>(region + go.offsets[0]);
     reply(kjp::MAPPED, 0);
 
     EntryFn entry = nullptr;
     void* pointers[kjp::MAX_BUFFERS];
     for (;;) {
-        go = receive(&fd);
-        if (fd >= 0) fail("an unexpected file descriptor from the supervisor");
+        go = receive(fd);
+        if (fd[0] >= 0 || fd[1] >= 0) fail("an unexpected file descriptor from the supervisor");
         if (go.kind == kjp::EXIT) {
             std::fflush(nullptr);  // what solve printed reaches the verdict's output tail (stdout is a pipe)
             std::_Exit(0);         // skip the submission's static destructors
@@ -172,7 +196,7 @@ int main(int argc, char** argv) {
             reply(kjp::LOADED, 0);
         } else if (go.kind == kjp::EMPTY) {
             if (go.buffers > (uint32_t)kjp::MAX_BUFFERS || !valid(go, bytes)) fail("malformed call");
-            timed_reply(go.call, [&] {
+            timed_reply(go, [&] {
                 for (uint32_t s = 0; s < go.sets; ++s)
                     for (uint32_t j = 0; j < go.buffers; ++j) {
                         const size_t end = j + 1 < go.buffers ? go.offsets[j + 1] : go.set_stride;
@@ -184,7 +208,7 @@ int main(int argc, char** argv) {
         } else if (go.kind == kjp::CALL && entry) {
             if (go.buffers > (uint32_t)kjp::MAX_BUFFERS || go.ints > (uint32_t)kjp::MAX_INTS || !valid(go, bytes))
                 fail("malformed call");
-            timed_reply(go.call, [&] {
+            timed_reply(go, [&] {
                 for (uint32_t s = 0; s < go.sets; ++s) {
                     for (uint32_t j = 0; j < go.buffers; ++j) pointers[j] = region + go.offsets[j] + s * go.set_stride;
                     entry(pointers, go.values);

@@ -1,6 +1,6 @@
-"""Benchmark records written as the CUDA supervisor writes them (<benchmark>.times and <benchmark>.bound), and the
+"""Benchmark records written as the CUDA supervisor writes them (<benchmark>.times and <benchmark>.clock), and the
 judge's verdict on a problem's first CUDA benchmark from them: for the tests of the grader's timing checks (the
-clock bound, the physical floor). No compiler or GPU needed."""
+judge's clock, the physical floor). No compiler or GPU needed."""
 
 from __future__ import annotations
 
@@ -13,14 +13,17 @@ from grader.verdict.model import Verdict
 from grader.verdict.status import Status
 
 
-def write(out: Path, name: str, claims_ms: list[float], bounds_ms: list[float] | None) -> None:
-    """The worker's claimed times of benchmark `name` and, unless None, the supervisor's bounds beside them."""
+def write(out: Path, name: str, claims_ms: list[float], judged_ms: list[float] | None) -> None:
+    """The worker's claimed times of benchmark `name` and, unless None, the judge's own times beside them."""
     rows = "".join(f"{i} {c:.6f} 0.001000\n" for i, c in enumerate(claims_ms))
-    header = "mode single batch 1 overhead_ms 0.001 tail_overhead_ms 0.007 warmup 3 bound_spread_ms 0.010000\n"
+    header = "mode single batch 1 overhead_ms 0.001 tail_overhead_ms 0.007 warmup 3 clock_spread_ms 0.001000\n"
     (out / f"{name}.times").write_text(header + rows)
-    if bounds_ms is not None:
-        lines = "".join(f"{i} {c:.6f} {b:.6f} 1.0 0.4\n" for i, (c, b) in enumerate(zip(claims_ms, bounds_ms)))
-        (out / f"{name}.bound").write_text("call claimed_ms bound_ms interval_ms own_gpu_ms\n" + lines)
+    if judged_ms is not None:
+        lines = "".join(
+            f"{i} {j:.6f} {c:.6f} {j + 0.012:.6f} 0.4 {j + 0.4:.6f}\n"
+            for i, (c, j) in enumerate(zip(claims_ms, judged_ms))
+        )
+        (out / f"{name}.clock").write_text("call judge_ms claimed_ms gpu_interval_ms own_gpu_ms wall_ms\n" + lines)
 
 
 def judge_first_benchmark(problem, out: Path, track: str = "cuda") -> tuple[Verdict, tuple[str, str] | None]:

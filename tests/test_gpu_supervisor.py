@@ -2,9 +2,9 @@
 with small CUDA libraries written here: the worker maps the supervisor's device memory across the sandbox, the
 inputs are the grader's bit for bit and differ per call, the audited calls are a draw of the samples whose kept
 outputs are right (batched calls too), a kernel that writes past either end of a buffer (by one element, or a
-whole unguarded block) is recorded by the guards' check, an honest kernel's claimed median is within the
-supervisor's clock bound (calls of 50 us to 3 ms: the bound is near the truth either way), and a worker whose
-timer claims a tenth, or 80%, of its kernel's time is below that bound.
+whole unguarded block) is recorded by the guards' check, the judge's own clock (the supervisor's events from GO
+to the DONE word) agrees with an honest kernel's events within 1% (calls of 50 us to 3 ms), and a worker whose
+timer claims a tenth, or 80%, of its kernel's time gains nothing: the judge's clock still measures the kernel.
 
 Needs a CUDA GPU and nvcc (marked gpu: `make test-gpu`); each test uses its own cache and runs folders.
 """
@@ -269,11 +269,9 @@ def test_an_honest_kernel_is_believed_and_its_audited_calls_are_right(folders):
         assert parsed is not None
         header, rows = parsed
         assert header["mode"] == "single", (result.trusted / "t.times").read_text()
-        bound_ms = supervisor_records.clock_bound_ms(result.trusted, "t")
-        median_ms = float(np.median([row[1] for row in rows]))
-        assert bound_ms is not None
-        assert median_ms >= benchmarks.least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"]), (
-            f"an honest copy claims {median_ms:.4f} ms, the bound is {bound_ms:.4f} ms"
+        median_ms, judge_ms = _claim_and_judge(result)
+        assert abs(judge_ms - median_ms) <= max(0.02 * median_ms, 0.002), (
+            f"an honest copy's events say {median_ms:.4f} ms, the judge's clock {judge_ms:.4f} ms"
         )
         audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
         assert len(set(audits)) == 3 and set(audits) <= benchmarks._sampled_calls(rows, 1)  # a draw of the samples
@@ -285,48 +283,42 @@ def test_an_honest_kernel_is_believed_and_its_audited_calls_are_right(folders):
         supervised.remove_trusted(result.trusted)
 
 
-@pytest.mark.parametrize("spin_us, claim", [(500, 0.1), (1200, 0.8)])
-def test_a_timer_that_claims_less_than_the_kernel_took_is_caught_by_the_bound(folders, spin_us, claim):
+@pytest.mark.parametrize("spin_us, claim", [(500, 0.1), (1200, 0.8), (300, 0.97)])
+def test_a_timer_that_claims_less_than_the_kernel_took_gains_nothing(folders, spin_us, claim):
     source = TIMER_PATCH.replace("CLAIM", f"{claim}f") + SPIN_COPY.replace("SPIN_NS", f"{spin_us * 1000}ull")
     result = _run(folders, source, _request(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
-        median_ms, bound_ms, least_ms = _claims_and_bound(result)
-        assert median_ms < least_ms, (
-            f"a {spin_us} us kernel claiming {claim:.0%}: claimed {median_ms:.4f} ms, bound {bound_ms:.4f} ms"
+        claim_ms, judge_ms = _claim_and_judge(result)
+        assert judge_ms >= spin_us * 1e-3 * 0.99, f"the judge's clock {judge_ms:.4f} ms for a {spin_us} us kernel"
+        score_ms = min(judge_ms, claim_ms) if abs(claim_ms - judge_ms) <= max(0.01 * judge_ms, 0.002) else judge_ms
+        assert score_ms >= spin_us * 1e-3 * 0.99, (
+            f"a {spin_us} us kernel claiming {claim:.0%}: claimed {claim_ms:.4f} ms, the judge's clock {judge_ms:.4f} ms"
         )
     finally:
         supervised.remove_trusted(result.trusted)
 
 
-def _claims_and_bound(result: supervised.Result) -> tuple[float, float, float]:
-    """(the claimed median, the supervisor's bound, the least median the judge believes), in ms."""
+def _claim_and_judge(result: supervised.Result) -> tuple[float, float]:
+    """(the worker's claimed median, the judge's clock's median), in ms."""
     parsed = supervisor_records.times(result.trusted, "t")
     assert parsed is not None
-    header, rows = parsed
-    median_ms = float(np.median([row[1] for row in rows]))
-    bound_ms = supervisor_records.clock_bound_ms(result.trusted, "t")
-    assert bound_ms is not None
-    return median_ms, bound_ms, benchmarks.least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"])
+    judged = supervisor_records.judge_times_ms(result.trusted, "t")
+    assert judged is not None, "no judge's clock record"
+    return float(np.median([row[1] for row in parsed[1]])), float(np.median(judged))
 
 
-@pytest.mark.parametrize("spin_us", [300, 1200, 3000])
-def test_the_bound_of_an_honest_long_call_is_near_its_true_time(folders, spin_us):
-    # On the H100 the rest of a call grew with its length (~170 us at 1.1 ms) while the calibration measured it on
-    # short calls only: honest 0.6-1.1 ms kernels were refused as forged timers. The calibration now measures it
-    # at lengths up to 4 ms.
+@pytest.mark.parametrize("spin_us", [20, 100, 300, 1200, 3000])
+def test_the_judges_clock_of_an_honest_call_is_its_true_time(folders, spin_us):
     source = HONEST + SPIN_COPY.replace("SPIN_NS", f"{spin_us * 1000}ull")
     result = _run(folders, source, _request(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
-        median_ms, bound_ms, least_ms = _claims_and_bound(result)
+        median_ms, judge_ms = _claim_and_judge(result)
         header = (result.trusted / "t.times").read_text().splitlines()[0]
-        # what a forged timer could gain on a call this long: the claim may sit this far under the truth (pytest -s)
-        print(f"\n{spin_us} us call: median {median_ms * 1e3:.1f} us, bound {bound_ms * 1e3:.1f} us, least believed "
-              f"{least_ms * 1e3:.1f} us ({100 * (1 - least_ms / median_ms):.1f}% under); {header}")  # fmt: skip
-        assert median_ms >= least_ms, f"claimed {median_ms:.4f} ms, bound {bound_ms:.4f} ms; {header}"
-        assert bound_ms > median_ms - max(benchmarks.BOUND_SLACK_MIN_MS, 0.1 * median_ms), (
-            f"the bound {bound_ms:.4f} ms is far under the true {median_ms:.4f} ms: room to forge; {header}"
+        print(f"\n{spin_us} us call: events {median_ms * 1e3:.2f} us, judge's clock {judge_ms * 1e3:.2f} us; {header}")
+        assert abs(judge_ms - median_ms) <= max(0.01 * median_ms, 0.002), (
+            f"events {median_ms:.4f} ms, the judge's clock {judge_ms:.4f} ms; {header}"
         )
     finally:
         supervised.remove_trusted(result.trusted)

@@ -52,7 +52,6 @@ enum Kind : uint32_t {
     READY = 9,   // worker -> supervisor (CUDA): the call's arguments are made; waiting for GO to hold its mark
 };
 
-constexpr uint32_t RELEASED = 0x80000000u;  // CUDA: the supervisor's own write of the DONE word (no mark came)
 
 struct Go {
     uint32_t magic, kind;

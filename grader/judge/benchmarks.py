@@ -1,7 +1,7 @@
-"""Judging a run's benchmarks from the supervisor's records: each benchmark's timing record, its physical floor,
-the work it left running after solve returned, the CUDA clock bound on the worker's own times, its audited calls
-(row_audit.py), and the sum of all claimed times against the run's wall time; then the BenchmarkResult it is
-scored by.
+"""Judging a run's benchmarks from the supervisor's records: each benchmark's timing record, on the GPU tracks the
+judge's own clock against the worker's claim, its physical floor, the work it left running after solve returned,
+its audited calls (row_audit.py), and the sum of all claimed times against the run's wall time; then the
+BenchmarkResult it is scored by.
 
 The first benchmark that fails names the verdict (pipeline.py judges the tests before them, in run order); the
 records are read by supervisor_records.py, the audited calls' buffers by check.py.
@@ -23,14 +23,15 @@ from grader.verdict.model import BenchmarkResult, Verdict
 from grader.verdict.status import Status
 
 TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over an empty call's tail
-# CUDA: a benchmark's claimed median (the worker's own events) is believed only if it is at least the lower
-# quartile of the supervisor's per-call lower bounds less this slack (docs/timing.md, "The CUDA track's clock").
-BOUND_SLACK_MIN_MS = 0.12  # H100: calibrated and real CPU rests of a call differ by up to ~70 us (docs/timing.md)
-BOUND_SLACK_FRACTION = 0.10  # of the claimed median; the slack is also never under the calibration's spread
-# The Python tracks' worker (harness/python_worker.py) spends Python time around each call, and the rest of its
-# timed calls strayed from the calibrated one by up to ~170 us either way on the H100 (docs/timing.md): a wider
-# floor. Their first defence against a forged time is that solve cannot reach the timer (harness/python_guard.py).
-BOUND_SLACK_MIN_MS_PYTHON = 0.3
+# GPU tracks: the score is the judge's clock (the supervisor's own events from GO to the DONE word, less the
+# calibrated overhead: grader/boundary/protocol.h, docs/timing.md "The judge's clock"). The worker's claim (its own
+# events: precise, but in the process the submission controls) stands in for it only where the two medians agree
+# within the larger of these, so a forged timer gains at most that.
+AGREE_FRACTION = 0.01
+AGREE_MIN_MS = 0.002
+# A claim under the judge's time by more than both of these is a forged or patched timer, not a disagreement.
+FORGED_FRACTION = 0.25
+FORGED_MIN_MS = 0.05
 
 
 def judge(
@@ -57,11 +58,21 @@ def judge(
         times = [row[1] for row in rows]
         batch = int(header["batch"])
         claimed_ms += sum(times) * batch
-        summary = stats.summarise_ms(times)
+        name = f"benchmark {case.name} ({describe_sizes(case.size_set.sizes)})"
+        on_gpu = tracks.get(track).device.gpu
+        summary, judge_ms = stats.summarise_ms(times), None
+        mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
+        if on_gpu:
+            judged = supervisor_records.judge_times_ms(out, case.name)
+            if judged is None:
+                return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
+            summary, judge_ms, said = scored(summary, stats.summarise_ms(judged))
+            if said.startswith("forged"):
+                return Status.REJECTED, f"{name}: {said.removeprefix('forged: ')}"
+            mode += f", {said}"
         median_ms = summary["median_us"] * 1e-3
         flops, nbytes = problem.work(case.size_set.sizes)
         floor_s = peaks.floor_s(flops, nbytes)
-        name = f"benchmark {case.name} ({describe_sizes(case.size_set.sizes)})"
         if median_ms * 1e-3 < floor_s:
             return Status.REJECTED, (
                 f"{name}: {median_ms * 1e3:.2f} us is below the physical floor of "
@@ -69,28 +80,15 @@ def judge(
             )
         tail_overhead = header["tail_overhead_ms"]
         median_tail = float(np.median([row[2] for row in rows]))
-        on_gpu = tracks.get(track).device.gpu
         if on_gpu and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
             return Status.REJECTED, (
                 f"{name}: device work went on {median_tail:.3f} ms after solve returned "
                 f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
                 "so it is not allowed"
             )
-        bound_ms = supervisor_records.clock_bound_ms(out, case.name) if on_gpu else None
-        if on_gpu:
-            if bound_ms is None:
-                return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
-            least_ms = least_believed_ms(bound_ms, median_ms, header["bound_spread_ms"], tracks.get(track).is_python)
-            if median_ms < least_ms:
-                return Status.REJECTED, (
-                    f"{name}: the program's own timer claims {median_ms * 1e3:.2f} us per call, but the judge's "
-                    f"clock allows no less than {least_ms * 1e3:.2f} us (a forged or patched timer)"
-                )
         audit = _audit(problem, case, out, _sampled_calls(rows, batch), tracks.get(track).device.audits_per_benchmark)
         if audit:
             return Status.WRONG_ANSWER, f"{name}: {audit}"
-        mode = str(header["mode"]) + (f" {batch}" if batch > 1 else "")
-        mode += f", clock bound {bound_ms * 1e3:.1f} us" if bound_ms is not None else ""
         result = benchmark_result(
             problem,
             case.size_set,
@@ -100,7 +98,7 @@ def judge(
             mode,
             header["overhead_ms"] * 1e3,
             telemetry.summarise(samples, *windows.get(case.name, (None, None))),
-            bound_ms,
+            judge_ms,
         )
         verdict.benchmarks.append(result)
     if claimed_ms > outcome.wall_s * 1e3 * 1.05:
@@ -123,7 +121,7 @@ def benchmark_result(
     bound_ms: float | None = None,
 ) -> BenchmarkResult:
     """A benchmark's record: the timing summary with its rates, fractions of the ceilings and floor, and the
-    supervisor's clock bound where the track has one."""
+    judge's clock where the track has one."""
     peaks = ceilings.for_track(track).for_inputs(problem.tensor_rate)
     flops, nbytes = problem.work(size_set.sizes)
     seconds = summary["median_us"] * 1e-6
@@ -155,10 +153,23 @@ def _fractions(peaks: ceilings.Ceilings, flops_s: float, bytes_s: float) -> dict
     }
 
 
-def least_believed_ms(bound_ms: float, claimed_ms: float, spread_ms: float, python: bool = False) -> float:
-    """The least median a GPU benchmark may claim: the summary of the supervisor's bounds less the slack."""
-    least_slack = BOUND_SLACK_MIN_MS_PYTHON if python else BOUND_SLACK_MIN_MS
-    return bound_ms - max(least_slack, BOUND_SLACK_FRACTION * claimed_ms, spread_ms)
+def scored(claimed: dict, judged: dict) -> tuple[dict, float, str]:
+    """(the summary a GPU benchmark is scored by, the judge's median in ms, what the mode says of it) from the
+    summaries of the worker's claims and of the judge's times: the claim where the medians agree, else the judge's;
+    what is said starts with "forged: " (then the reason) where the claim is far under the judge's time."""
+    claim_ms, judge_ms = claimed["median_us"] * 1e-3, judged["median_us"] * 1e-3
+    if judge_ms - claim_ms > max(FORGED_FRACTION * judge_ms, FORGED_MIN_MS):
+        return (
+            judged,
+            judge_ms,
+            (
+                f"forged: the program's own timer claims {claim_ms * 1e3:.2f} us per call, but the judge's clock "
+                f"measured {judge_ms * 1e3:.2f} us (a forged or patched timer)"
+            ),
+        )
+    if abs(claim_ms - judge_ms) <= max(AGREE_FRACTION * judge_ms, AGREE_MIN_MS):
+        return claimed, judge_ms, f"judge's clock {judge_ms * 1e3:.1f} us, the program's events within 1%"
+    return judged, judge_ms, (f"scored by the judge's clock; the program's events said {claim_ms * 1e3:.1f} us")
 
 
 def _sampled_calls(rows: list[supervisor_records.Sample], batch: int) -> set[int]:

@@ -13,7 +13,7 @@ benchmarks.py); the buffers of each call are check.py's.
                     FIRST_ELEMENT the first of them (the buffer's count or more past its end, negative before it)
     NAME.calls      a test's calls: DRAW CALL_MS [TAIL_MS] (the tail on the CUDA track: device work after solve)
     NAME.times      a benchmark's samples: a header of "key value" pairs, then FIRST_CALL MS TAIL_MS per sample
-    NAME.bound      the CUDA supervisor's clock bound per timed call: a header, then CALL CLAIMED_MS BOUND_MS ...
+    NAME.clock      the CUDA supervisor's own time of each timed call: a header, then CALL JUDGE_MS CLAIMED_MS ...
     NAME.audits     the timed calls drawn for the audit, one number a line
 """
 
@@ -180,12 +180,12 @@ def times(out: Path, case: str) -> tuple[dict, list[Sample]] | None:
             "batch": int(found.get("batch", "1")),
             "overhead_ms": float(found.get("overhead_ms", "0")),
             "tail_overhead_ms": float(found.get("tail_overhead_ms", "0")),
-            "bound_spread_ms": float(found.get("bound_spread_ms", "0")),  # CUDA: the calibration's spread
+            "clock_spread_ms": float(found.get("clock_spread_ms", "0")),  # CUDA: the calibration's spread
         }
         rows = [(int(a), float(b), float(c)) for a, b, c in (line.split() for line in lines[1:])]
     except (ValueError, IndexError):
         return None
-    numbers = [header["overhead_ms"], header["tail_overhead_ms"], header["bound_spread_ms"]]
+    numbers = [header["overhead_ms"], header["tail_overhead_ms"], header["clock_spread_ms"]]
     numbers += [x for _, t, tail in rows for x in (t, tail)]
     if header["mode"] not in ("single", "batch") or not 1 <= header["batch"] <= 1 << 20 or len(rows) < 1:
         return None
@@ -194,18 +194,18 @@ def times(out: Path, case: str) -> tuple[dict, list[Sample]] | None:
     return header, rows
 
 
-def clock_bound_ms(out: Path, case: str) -> float | None:
-    """The supervisor's per-call lower bounds (CUDA track), summarised by their lower quartile: a call the
-    machine's load stretched raises its own bound, never lowers it, so the quartile is the least stretched
-    figure that a few calls still agree on. None if the record is absent or odd."""
+def judge_times_ms(out: Path, case: str) -> list[float] | None:
+    """The supervisor's own time of each timed call of a benchmark (CUDA track: its events from GO to the DONE
+    word, less the calibrated overhead; grader/boundary/protocol.h), in run order. None if the record is absent
+    or odd."""
     try:
-        lines = (read_record(out / f"{case}.bound") or "").splitlines()[1:]
-        bounds = [float(line.split()[2]) for line in lines]
+        lines = (read_record(out / f"{case}.clock") or "").splitlines()[1:]
+        judged = [float(line.split()[1]) for line in lines]
     except (ValueError, IndexError):
         return None
-    if not bounds or not all(math.isfinite(b) for b in bounds):
+    if not judged or not all(math.isfinite(t) and t >= 0 for t in judged):
         return None
-    return float(np.percentile(bounds, 25))
+    return judged
 
 
 def audit_calls(out: Path, case: str) -> list[int] | str:

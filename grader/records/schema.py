@@ -92,7 +92,7 @@ benchmark_results = Table(
     Column("trusted", Boolean, nullable=False, server_default=true()),  # False: a flag says why not
     Column("flags", JSON, nullable=False, server_default="[]"),
     Column("eager_us", Float),  # PyTorch baselines: the call timed from Python, dispatch gaps included
-    Column("bound_us", Float),  # GPU tracks: the supervisor's own clock, the lower quartile of its per-call bounds
+    Column("bound_us", Float),  # GPU tracks: the judge's clock, the median of the supervisor's own times
 )
 
 grading_jobs = Table(  # one row per job sent to the Celery workers (grader/scale/distributed/job_table.py)

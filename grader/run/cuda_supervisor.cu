@@ -8,28 +8,32 @@
 //
 // The grader starts it as its own user, outside the sandbox, once the worker (harness/gpu_worker.cu) started
 // in the sandbox. It owns every buffer of the run: one device allocation it exports to the worker as a file
-// descriptor (CUDA's virtual-memory API) and a private one the worker never sees, into which it copies what a
-// call left (the snapshot). The supervisor alone holds the secret keys. For every call it
-//   1. starts ITS clock (CLOCK_MONOTONIC_RAW), makes the inputs, poisons the outputs and writes the guards'
-//      canary (guards.h) on the GPU (generator.h in a kernel), flushes the L2 (timed calls), thaws the worker
-//      and sends CALL;
-//   2. on DONE freezes the worker (every thread seen stopped), copies the call's outputs into the snapshot,
-//      waits for that copy, and only then stops its clock. Work the worker leaves running past DONE, or does
-//      between calls (a kernel that never ends, watching for the next inputs), is inside this interval, or it
-//      is not in the snapshot, which is what the audits check;
-//   3. writes the worker's own CUDA-event time of each call (precise, and what ncu sees) as the sample, and
-//      beside it the call's lower bound by its own clock: the interval less its own GPU work in it (its
-//      events; never more than calibrated) and less the rest (signals, wake-ups, the freeze: CPU time),
-//      calibrated with the same steps around a kernel of the worker's own that reads the inputs and writes
-//      the outputs, before any submission code was loaded. The grader believes a benchmark's claimed median
-//      only if it is not below the bounds' median by more than a slack (grader/judge/pipeline.py): a forged
-//      timer gains at most that (docs/timing.md).
+// descriptor (CUDA's virtual-memory API), with the DONE word in its last page, a private one the worker never
+// sees, into which it copies what a call left (the snapshot), and the GO page, host memory its GPU writes and
+// the worker reads. The supervisor alone holds the secret keys. For every call it
+//   1. makes the inputs, poisons the outputs and writes the guards' canary (guards.h) on the GPU (generator.h
+//      in a kernel), flushes the L2 (timed calls), thaws the worker, sends CALL and waits for READY (the worker
+//      spins on the GO word from then on);
+//   2. queues on its stream: its first event, a kernel that raises GO to the call's mark, a wait for the DONE
+//      word to reach the mark (which the worker's stream writes after solve), its second event, and the copy of
+//      the call's outputs into the snapshot. Between the two events, on the GPU's clock, lie the worker's work
+//      and a small overhead (the GO kernel, the worker's launch, the switches between the two contexts).
+//      A worker that marks DONE early gains nothing: the second event is stamped when this stream runs, and the
+//      snapshot right after it holds whatever the work had not finished, which is what the audits check;
+//   3. on DONE freezes the worker (every thread seen stopped) and waits for its stream; a DONE word that never
+//      reaches the mark is released by the supervisor itself and ends the run as a violation;
+//   4. writes the worker's own CUDA-event time of each call as the sample, and beside it the judge's time of
+//      the call: the interval between its two events less the overhead, calibrated with the same steps around
+//      a kernel of the worker's own that reads the inputs and writes the outputs, before any submission code
+//      was loaded. The grader scores the judge's time, and believes the worker's claim only where the two agree
+//      closely (grader/judge/benchmarks.py, docs/timing.md).
 // After the clock stops, a kernel checks every guard of the call's sets (a write past either end of a buffer ends
 // the run with its record), and the audits are drawn with getrandom() (Audits, supervision.h): a sample taken is
 // copied from the snapshot into one of the audit slots, device memory of the supervisor's own, and only the
 // slots' last contents reach the trusted folder, where every record is written.
 //
 // Usage: cuda_supervisor CONTROL_FD PIDFD, the request (supervision.h) on stdin.
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "cuda_driver.h"
@@ -51,7 +55,9 @@ constexpr uint32_t LONG_CALLS_US[] = {250, 1000, 4000};
 constexpr int LONG_CALLS = 8, LONG_CALLS_DISCARDED = 2;
 constexpr double REST_SLOPE_CAP = 0.5;  // the rest may grow by at most this much per ms of work (see rest_for)
 constexpr double GPU_WARMUP_MS = 200;  // the GPU's clocks up before the calibration, as they are during the calls
-constexpr double OWN_GPU_ALLOWANCE = 1.05;  // the supervisor's GPU work may take this much longer than calibrated
+// After the worker's DONE (it has waited for its whole device, so its mark is written), the supervisor's stream
+// should pass the DONE word's wait at once; past this long, the supervisor writes the word itself.
+constexpr double RELEASE_MS = 200;
 // How an idle CPU stretches a call's rest: a supervisor asleep in poll() through a call wakes late, by an amount
 // that varies from call to call (on the H100 host, a VM with no cpuidle driver: rests of 0.4-0.8 ms and a
 // calibration spread up to 2.7 ms; waiting without sleeping brought them to 0.35-0.42 ms and 3-45 us, see
@@ -79,6 +85,13 @@ unsigned* g_guard_flags = nullptr;  // per set of a call: 1 if a guard changed
 size_t g_region_bytes = 0;
 int g_region_fd = -1;
 cudaStream_t g_stream;
+cudaStream_t g_release_stream;  // only for writing the DONE word when the worker never did
+size_t g_done_offset = 0;       // the DONE word, in the region's last page
+CUdeviceptr g_done = 0;
+volatile uint32_t* g_go_host = nullptr;  // the GO page: a sealed memfd, pinned and mapped for this process's GPU
+uint32_t* g_go_device = nullptr;
+int g_go_fd = -1;
+uint32_t g_mark = 0;  // the last call's mark
 
 // How many sets of a case's buffers the region holds at once (a timed batch uses one set per call).
 int sets_of(const Case& c) {
@@ -92,6 +105,8 @@ void allocate(const std::vector<Case>& cases) {
         bytes = std::max(bytes, c.set_bytes * sets_of(c));
         if (c.mode == "bench") audit_bytes = std::max(audit_bytes, c.set_bytes * Audits(c.audits).size());
     }
+    g_done_offset = (bytes + kjp::PAGE - 1) / kjp::PAGE * kjp::PAGE;
+    bytes = g_done_offset + kjp::PAGE;
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE, prop.location.id = 0;
@@ -114,22 +129,37 @@ void allocate(const std::vector<Case>& cases) {
     check(cudaMalloc(&g_snapshot, g_region_bytes), "allocating the snapshot");
     if (audit_bytes) check(cudaMalloc(&g_audit_slots, audit_bytes), "allocating the audits' slots");
     check(cudaMalloc(&g_guard_flags, MAX_BATCH * sizeof(unsigned)), "allocating the guards' flags");
+    g_done = base + g_done_offset;
+    // The GO page: written by this process (its GPU) only; sealed against new writable mappings before the
+    // worker gets it, so the worker can map it read-only and no other way.
+    g_go_fd = memfd_create("kerneljudge-go", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (g_go_fd < 0 || ftruncate(g_go_fd, kjp::PAGE) != 0) die(EXIT_INTERNAL, "cannot make the GO page");
+    void* page = mmap(nullptr, kjp::PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, g_go_fd, 0);
+    if (page == MAP_FAILED) die(EXIT_INTERNAL, "cannot map the GO page");
+    if (fcntl(g_go_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0)
+        die(EXIT_INTERNAL, "cannot seal the GO page");
+    g_go_host = static_cast<volatile uint32_t*>(page);
+    check(cudaHostRegister(page, kjp::PAGE, cudaHostRegisterMapped | cudaHostRegisterPortable), "pinning the GO page");
+    check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&g_go_device), page, 0), "mapping the GO page");
 }
 
-// MAP, with the region's file descriptor, and the worker's MAPPED.
+// MAP, with the region's file descriptor and the GO page's, and the worker's MAPPED.
 Fate share_region() {
     kjp::Go go{};
     go.magic = kjp::MAGIC, go.kind = kjp::MAP, go.set_stride = g_region_bytes;
-    char control[CMSG_SPACE(sizeof(int))] = {};
+    go.offsets[0] = g_done_offset;
+    const int fds[2] = {g_region_fd, g_go_fd};
+    char control[CMSG_SPACE(sizeof fds)] = {};
     iovec data{&go, sizeof go};
     msghdr message{};
     message.msg_iov = &data, message.msg_iovlen = 1;
     message.msg_control = control, message.msg_controllen = sizeof control;
     cmsghdr* c = CMSG_FIRSTHDR(&message);
-    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &g_region_fd, sizeof(int));
+    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof fds);
+    std::memcpy(CMSG_DATA(c), fds, sizeof fds);
     if (sendmsg(g_control, &message, MSG_NOSIGNAL) != (ssize_t)sizeof go) return Fate::GONE;
     close(g_region_fd);
+    close(g_go_fd);
     return receive(kjp::MAPPED, 0);
 }
 
@@ -217,7 +247,7 @@ Fate check_guards(const Case& c, uint64_t index, int sets) {
     return Fate::OK;
 }
 
-// Copies what the call(s) left (the outputs, or every buffer) into the snapshot, and waits for the copy.
+// Queues the copy of what the call(s) left (the outputs, or every buffer) into the snapshot.
 void snapshot(const Case& c, int sets, bool outputs_only) {
     for (int s = 0; s < sets; ++s)
         for (size_t j = 0; j < c.buffers.size(); ++j)
@@ -225,7 +255,6 @@ void snapshot(const Case& c, int sets, bool outputs_only) {
                 check(cudaMemcpyAsync(at(c, s, j, g_snapshot), at(c, s, j), c.buffers[j].count * bytes(c.buffers[j]),
                                       cudaMemcpyDeviceToDevice, g_stream),
                       "keeping the outputs");
-    check(cudaStreamSynchronize(g_stream), "keeping the outputs");
 }
 
 // Set `set` of the snapshot (or of the audits' slots) into the trusted folder, one file per buffer: STEM.INDEX.bin.
@@ -270,12 +299,15 @@ void flush_cache() {
 // --- one call --------------------------------------------------------------------------------------------------
 
 struct Call {
-    double wall_ms = 0;  // the supervisor's clock: inputs made .. outputs copied
-    double own_gpu_ms = 0;  // of that, the supervisor's own GPU work (inputs, flush, snapshot), by its events
-    kjp::Reply reply{};  // the worker's claim (call_ms, tail_ms over the whole batch)
+    double gpu_ms = 0;      // the judge's clock: the supervisor's events from GO to the DONE word (work + overhead)
+    double own_gpu_ms = 0;  // the supervisor's own GPU work around it (inputs, flush, snapshot), by its events
+    double wall_ms = 0;     // the supervisor's host clock over the whole call, for the record
+    kjp::Reply reply{};     // the worker's claim (call_ms, tail_ms over the whole batch)
 };
 
-cudaEvent_t g_marks[4];
+// The supervisor's events of a call: inputs | (READY) | GO .. DONE word (the judge's clock) | snapshot.
+enum Mark { INPUTS, INPUTS_MADE, GO, DONE_WORD, SNAPSHOT_TAKEN, MARKS };
+cudaEvent_t g_marks[MARKS];
 int g_wake_latency_held = 0;  // 1 while this process holds the PM QoS request (see CPU_WAKE_LATENCY_US)
 
 // Asks that no core sleep deeper than CPU_WAKE_LATENCY_US can wake from, for as long as this process lives (the
@@ -293,10 +325,32 @@ double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
     return ms;
 }
 
+// Raises GO: the worker, spinning on the page, calls solve from now on.
+__global__ void raise_go_kernel(volatile uint32_t* go, uint32_t mark) {
+    *go = mark;
+    __threadfence_system();
+}
+
+// Once the worker answered (or left): waits for the stream to pass the DONE word, writing the word itself where
+// the worker never did (at once if `patient` is false, else after RELEASE_MS); whether it had to.
+bool settle(uint32_t mark, bool patient) {
+    const double release_at = now_ms() + (patient ? RELEASE_MS : 0);
+    for (;;) {
+        const cudaError_t state = cudaEventQuery(g_marks[DONE_WORD]);
+        if (state == cudaSuccess) return false;
+        if (state != cudaErrorNotReady) check(state, "waiting for the DONE word");
+        if (now_ms() >= release_at) break;
+    }
+    static auto write_value = KJ_DRIVER(cuStreamWriteValue32);
+    check(write_value(g_release_stream, g_done, mark, CU_STREAM_WRITE_VALUE_DEFAULT), "releasing the DONE word");
+    return true;
+}
+
 // One call of `kind` (CALL or EMPTY) on `sets` sets of the case's buffers, inputs of calls index.. .
 Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Call* out, uint32_t spin_us = 0) {
     kjp::Go go{};
     go.magic = kjp::MAGIC, go.kind = kind, go.call = index, go.spin_us = spin_us;
+    go.mark = ++g_mark;
     go.buffers = (uint32_t)c.buffers.size(), go.ints = (uint32_t)c.ints.size();
     go.sets = (uint32_t)sets, go.set_stride = c.set_bytes;
     for (size_t j = 0; j < c.buffers.size(); ++j) {
@@ -307,29 +361,46 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
     Fate fate = nothing_pending();
     if (fate != Fate::OK) return fate;
     const double start = now_ms();
-    check(cudaEventRecord(g_marks[0], g_stream), "making the inputs");
+    check(cudaEventRecord(g_marks[INPUTS], g_stream), "making the inputs");
     prepare(c, index, sets);
+    check(cudaMemsetAsync(reinterpret_cast<void*>(g_done), 0, sizeof(uint32_t), g_stream), "making the inputs");
     if (timed) flush_cache();
-    check(cudaEventRecord(g_marks[1], g_stream), "making the inputs");
-    check(cudaStreamSynchronize(g_stream), "making the inputs");
+    check(cudaEventRecord(g_marks[INPUTS_MADE], g_stream), "making the inputs");
     thaw();
     send_go(go);
-    fate = receive(kjp::DONE, index, &out->reply, CALL_SPIN_MS);
+    fate = receive(kjp::READY, index, nullptr, CALL_SPIN_MS);
+    const bool waiting = fate == Fate::OK;
+    if (waiting) {
+        static auto wait_value = KJ_DRIVER(cuStreamWaitValue32);
+        check(cudaEventRecord(g_marks[GO], g_stream), "starting the judge's clock");
+        raise_go_kernel<<<1, 1, 0, g_stream>>>(g_go_device, go.mark);
+        check(wait_value(g_stream, g_done, go.mark, CU_STREAM_WAIT_VALUE_EQ), "waiting for the DONE word");
+        check(cudaEventRecord(g_marks[DONE_WORD], g_stream), "stopping the judge's clock");
+        snapshot(c, sets, timed);
+        check(cudaEventRecord(g_marks[SNAPSHOT_TAKEN], g_stream), "keeping the outputs");
+        fate = receive(kjp::DONE, index, &out->reply, CALL_SPIN_MS);
+    }
     Fate frozen = freeze();
-    check(cudaEventRecord(g_marks[2], g_stream), "keeping the outputs");
-    if (fate == Fate::OK && frozen == Fate::OK) snapshot(c, sets, timed);
-    check(cudaEventRecord(g_marks[3], g_stream), "keeping the outputs");
+    if (waiting && settle(go.mark, fate == Fate::OK) && fate == Fate::OK) {
+        g_violation = "the program's call returned without its stream marking the work done, so the judge's clock "
+                      "could not stop (grader/boundary/protocol.h)";
+        fate = Fate::VIOLATION;
+    }
     check(cudaStreamSynchronize(g_stream), "keeping the outputs");
     out->wall_ms = now_ms() - start;
-    out->own_gpu_ms = elapsed_ms(g_marks[0], g_marks[1]) + elapsed_ms(g_marks[2], g_marks[3]);
+    if (!waiting) return fate;
+    out->gpu_ms = elapsed_ms(g_marks[GO], g_marks[DONE_WORD]);
+    out->own_gpu_ms = elapsed_ms(g_marks[INPUTS], g_marks[INPUTS_MADE]) +
+                      elapsed_ms(g_marks[DONE_WORD], g_marks[SNAPSHOT_TAKEN]);
     return fate != Fate::OK ? fate : frozen;
 }
 
 // --- the calibration: the same steps around an empty kernel, before the submission is loaded -----------------
 
-// The interval of a call = the worker's work + the supervisor's own GPU work + the rest (signals, wake-ups,
-// the freeze, synchronisations: CPU time). The calibration measures the rest, at several lengths of the
-// worker's work, and the supervisor's GPU work per set, while the worker is still free of submission code.
+// The judge's interval of a call (GO .. DONE word, on the GPU) = the worker's work + the rest (the GO kernel,
+// the worker's launch after it sees GO, the switches between the two contexts, the DONE word's write and
+// wait). The calibration measures the rest, at several lengths of the worker's work, and the supervisor's own
+// GPU work per set, while the worker is still free of submission code.
 struct RestAt {
     double work_ms, rest_ms;  // medians over calls of one length: the worker's event time, and the rest
     double spread_ms;         // the interquartile range of the rest at this length
@@ -344,7 +415,7 @@ struct Calibration {
 
 // The rest of a call whose worker worked `work_ms`: interpolated between the calibrated lengths, flat beyond
 // them. The calibration makes it non-decreasing and never steeper than REST_SLOPE_CAP, so a call made longer
-// (a program that idles to look slow to the clock) never lowers its own bound.
+// (a program that idles to look slow to the clock) never lowers its own time.
 double rest_for(const Calibration& cal, double work_ms) {
     const std::vector<RestAt>& r = cal.rests;
     if (work_ms <= r.front().work_ms) return r.front().rest_ms;
@@ -356,15 +427,10 @@ double rest_for(const Calibration& cal, double work_ms) {
     return r.back().rest_ms;
 }
 
-// The least time the worker's work of a call can have taken: the interval less the rest for a call of its
-// length, and less the supervisor's own GPU work as its events measured it in this call, but never more of that
-// than the calibration found (work of the worker's that ran alongside, time-sliced, is not subtracted). The
-// call's length is read off the supervisor's clock (the interval less the shortest calls' rest), never the
-// worker's claim.
-double lower_bound_ms(const Call& one, const Calibration& cal, int sets) {
-    const double own = std::min(one.own_gpu_ms, OWN_GPU_ALLOWANCE * cal.own_gpu_ms * sets);
-    const double work = one.wall_ms - own - cal.rests.front().rest_ms;
-    return one.wall_ms - own - rest_for(cal, work);
+// The judge's time of a call's work: its interval less the rest for a call of its length, the length read off
+// the same interval (less the shortest calls' rest), never off the worker's claim.
+double judge_ms(const Call& one, const Calibration& cal) {
+    return one.gpu_ms - rest_for(cal, one.gpu_ms - cal.rests.front().rest_ms);
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -402,7 +468,7 @@ Fate measure_rest(const Case& c, uint64_t first, int count, int discarded, uint3
         Fate fate = call(c, kjp::EMPTY, first + i, 1, true, &one, spin_us);
         if (fate != Fate::OK) return fate;
         if (i < discarded) continue;
-        rests.push_back(one.wall_ms - one.reply.call_ms - one.own_gpu_ms);
+        rests.push_back(one.gpu_ms - one.reply.call_ms);
         works.push_back(one.reply.call_ms);
         own->push_back(one.own_gpu_ms);
     }
@@ -479,9 +545,9 @@ Fate run_check(const Case& c) {
 
 // Timing (docs/timing.md): warm-up until three calls agree within 2%; calls under BATCH_BELOW_MS are timed in
 // batches of fresh sets; samples until the median is known to TARGET_RSE or the budget is spent, then a random
-// tail (one_more_sample). Each sample is the worker's event time (the supervisor's bound is checked by the
-// grader). Every set of every sample is offered to the audits' draw (Audits): a set taken is copied from the
-// snapshot into its slot.
+// tail (one_more_sample). Every decision here is taken on the judge's time of each call; the worker's claim is
+// only recorded beside it (NAME.times; the judge's times in NAME.clock), for the grader to compare. Every set of
+// every sample is offered to the audits' draw (Audits): a set taken is copied from the snapshot into its slot.
 Fate run_bench(const Case& c, const Calibration& cal) {
     const double started = now_ms();
     auto spent_ms = [&] { return now_ms() - started; };
@@ -489,22 +555,20 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     int batch = 1;
     Audits audits(c.audits);
     std::vector<std::string> lines;
-    std::string bounds = "call claimed_ms bound_ms interval_ms own_gpu_ms\n";  // what the grader checks the claims against
-    auto one_call = [&](bool sample, double* ms, double* tail) {
+    std::string clock = "call judge_ms claimed_ms gpu_interval_ms own_gpu_ms wall_ms\n";  // per call, all per set
+    auto one_call = [&](bool sample, double* judged, double* claimed, double* tail) {
         Call one;
         Fate fate = call(c, kjp::CALL, index, batch, true, &one);
         if (fate == Fate::OK) fate = check_guards(c, index, batch);
         if (fate != Fate::OK) return fate;
-        const double claimed = one.reply.call_ms / batch;
-        const double bound = lower_bound_ms(one, cal, batch) / batch;
-        *ms = std::isfinite(claimed) && claimed > 0 ? claimed : 0;  // zero or worse: a record the grader refuses
+        *judged = std::max(0.0, judge_ms(one, cal) / batch);
+        *claimed = one.reply.call_ms / batch;
+        if (!std::isfinite(*claimed) || *claimed < 0) *claimed = 0;  // a record the grader refuses
         *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms) : 0;
-        if (*ms > 0) {
-            char line[160];
-            std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f %.6f", (unsigned long long)index, claimed, bound,
-                          one.wall_ms / batch, one.own_gpu_ms / batch);
-            bounds += std::string(line) + "\n";
-        }
+        char line[200];
+        std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f %.6f %.6f", (unsigned long long)index, *judged, *claimed,
+                      one.gpu_ms / batch, one.own_gpu_ms / batch, one.wall_ms / batch);
+        clock += std::string(line) + "\n";
         bool copied = false;
         for (int s = 0; sample && s < batch; ++s) {
             const int slot = audits.offer(index + s).slot;
@@ -522,9 +586,9 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     };
     std::vector<double> warm;
     int warmup = 0;
-    double ms = 0, tail = 0;
+    double ms = 0, claimed = 0, tail = 0;
     while (warmup < MAX_WARMUP && spent_ms() < c.budget_ms / 4) {
-        Fate fate = one_call(false, &ms, &tail);
+        Fate fate = one_call(false, &ms, &claimed, &tail);
         if (fate != Fate::OK) return fate;
         warm.push_back(ms);
         ++warmup;
@@ -533,7 +597,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
             if (hi <= lo * 1.02) break;
         }
     }
-    bounds.resize(bounds.find('\n') + 1);  // warm-up calls are not samples
+    clock.resize(clock.find('\n') + 1);  // warm-up calls are not samples
     const double per_call = median_of(std::vector<double>(warm.end() - std::min<size_t>(3, warm.size()), warm.end()));
     if (per_call < BATCH_BELOW_MS)
         batch = std::clamp((int)std::ceil(BATCH_TARGET_MS / std::max(per_call, 1e-4)), 2, sets_of(c));
@@ -547,10 +611,10 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     int extra = 0;
     while (!enough() || one_more_sample(&extra)) {
         const uint64_t this_call = index;
-        Fate fate = one_call(true, &ms, &tail);
+        Fate fate = one_call(true, &ms, &claimed, &tail);
         if (fate != Fate::OK) return fate;
         samples.push_back(ms);
-        lines.push_back(format_times(this_call, ms, tail));
+        lines.push_back(format_times(this_call, claimed, tail));
     }
     for (size_t slot = 0; slot < audits.kept().size(); ++slot)
         keep(c, (int)slot, c.name + ".a" + std::to_string(audits.kept()[slot]), true, g_audit_slots);
@@ -563,12 +627,12 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     }
     char header[560];
     std::snprintf(header, sizeof header,
-                  "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d bound_rest_ms %.6f "
-                  "bound_spread_ms %.6f bound_own_gpu_ms %.6f bound_rests_ms %s cpu_wake_latency_held %d",
+                  "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d clock_rest_ms %.6f "
+                  "clock_spread_ms %.6f own_gpu_ms %.6f clock_rests_ms %s cpu_wake_latency_held %d",
                   batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.empty_tail_ms, warmup,
                   cal.rests.front().rest_ms, cal.spread_ms, cal.own_gpu_ms, rests.c_str(), g_wake_latency_held);
     write_bench_records(c.name, header, lines, audits.kept());
-    write_file(c.name + ".bound", bounds.data(), bounds.size(), false);
+    write_file(c.name + ".clock", clock.data(), clock.size(), false);
     return Fate::OK;
 }
 
@@ -581,6 +645,7 @@ int main(int argc, char** argv) {
     check(cudaSetDevice(0), "device start");
     check(cudaFree(nullptr), "device start");
     check(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking), "device start");
+    check(cudaStreamCreateWithFlags(&g_release_stream, cudaStreamNonBlocking), "device start");
     for (cudaEvent_t& mark : g_marks) check(cudaEventCreate(&mark), "device start");
     allocate(request.cases);
 

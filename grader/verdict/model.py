@@ -47,7 +47,7 @@ class BenchmarkResult:
     trusted: bool = True  # False when a flag says the time may not be the code's own (grader/perf/stats.py)
     flags: list[str] = field(default_factory=list)  # why not: "noisy: ...", "machine loaded: ..."
     eager_us: float | None = None  # PyTorch baselines: median_us is CUDA-graph replay, this the Python-dispatched call
-    bound_us: float | None = None  # GPU tracks: the supervisor's own clock, the lower quartile of its per-call bounds
+    bound_us: float | None = None  # GPU tracks: the judge's clock, the median of the supervisor's own times
 
 
 @dataclass
