@@ -101,6 +101,14 @@ def write_mini_problem(root: Path) -> None:
 
 
 @pytest.fixture
+def folders(tmp_path, monkeypatch):
+    """This test's own cache and runs folders (a run's builds and workdirs land there, not in the user's)."""
+    monkeypatch.setenv("KERNELJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("KERNELJUDGE_RUNS", str(tmp_path / "runs"))
+    return tmp_path
+
+
+@pytest.fixture
 def mini_problem(tmp_path, monkeypatch) -> Path:
     """softmax-mini in a problems root of its own, with a private build cache and data folder (returns tmp_path)."""
     write_mini_problem(tmp_path / "problems")

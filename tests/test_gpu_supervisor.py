@@ -12,19 +12,15 @@ Needs a CUDA GPU and nvcc (marked gpu: `make test-gpu`); each test uses its own 
 from __future__ import annotations
 
 import secrets
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from supervised_runs import HONEST, SPIN_COPY, TIMER_PATCH, claim_and_judge, request_text, run
 
-from grader import tracks
 from grader.judge import benchmarks, supervisor_records
-from grader.run import binaries, supervised
 from grader.run import inputs as gen
-from grader.sandbox import local as sandbox
-from grader.toolchain import detect
+from grader.run import supervised
 
 pytestmark = pytest.mark.gpu
 
@@ -75,119 +71,6 @@ extern "C" void kerneljudge_entry(void** p, const int* n) {
 }
 """
 
-# The copy, then one thread keeps the GPU busy SPIN_NS by its global timer. BEFORE_LAUNCH is empty for an honest
-# kernel; TIMER_PATCH defines it to patch the worker's timer first.
-SPIN_COPY = r"""
-#include <cuda_runtime.h>
-__global__ void copy_then_spin(const float* x, float* y, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = x[i];
-    if (i != 0) return;
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); while (now - start < SPIN_NS);
-}
-extern "C" void kerneljudge_entry(void** p, const int* n) {
-    BEFORE_LAUNCH
-    copy_then_spin<<<(n[0] + 255) / 256, 256>>>((const float*)p[0], (float*)p[1], n[0]);
-}
-"""
-HONEST = "#define BEFORE_LAUNCH\n"
-
-# The worker's cudaEventElapsedTime patched through its GOT to claim CLAIM of what its events measure (a forged
-# timer): the bound must refuse those claims.
-TIMER_PATCH = r"""
-#include <cuda_runtime.h>
-#include <elf.h>
-#include <link.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#include <cstring>
-using ElapsedFn = cudaError_t (*)(float*, cudaEvent_t, cudaEvent_t);
-static ElapsedFn real_elapsed = cudaEventElapsedTime;
-static cudaError_t scaled(float* ms, cudaEvent_t a, cudaEvent_t b) {
-    cudaError_t e = real_elapsed(ms, a, b);
-    *ms *= CLAIM;
-    return e;
-}
-static int patch(dl_phdr_info* info, size_t, void*) {
-    const ElfW(Dyn)* dyn = nullptr;
-    for (int i = 0; i < info->dlpi_phnum; ++i)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = (const ElfW(Dyn)*)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    if (!dyn) return 1;
-    ElfW(Addr) jmprel = 0, symtab = 0, strtab = 0; size_t size = 0;
-    for (; dyn->d_tag != DT_NULL; ++dyn) {
-        if (dyn->d_tag == DT_JMPREL) jmprel = dyn->d_un.d_ptr;
-        if (dyn->d_tag == DT_PLTRELSZ) size = dyn->d_un.d_val;
-        if (dyn->d_tag == DT_SYMTAB) symtab = dyn->d_un.d_ptr;
-        if (dyn->d_tag == DT_STRTAB) strtab = dyn->d_un.d_ptr;
-    }
-    auto fix = [&](ElfW(Addr) p) { return p && p < info->dlpi_addr ? p + info->dlpi_addr : p; };
-    const ElfW(Rela)* r = (const ElfW(Rela)*)fix(jmprel);
-    const ElfW(Sym)* syms = (const ElfW(Sym)*)fix(symtab);
-    const char* names = (const char*)fix(strtab);
-    for (size_t k = 0; r && k < size / sizeof(ElfW(Rela)); ++k) {
-        if (std::strcmp(names + syms[ELF64_R_SYM(r[k].r_info)].st_name, "cudaEventElapsedTime") != 0) continue;
-        void** slot = (void**)(info->dlpi_addr + r[k].r_offset);
-        long page = sysconf(_SC_PAGESIZE);
-        mprotect((void*)((uintptr_t)slot & ~(uintptr_t)(page - 1)), page, PROT_READ | PROT_WRITE);
-        *slot = (void*)&scaled;
-    }
-    return 1;  // the first object is the worker itself
-}
-#define BEFORE_LAUNCH dl_iterate_phdr(patch, nullptr);
-"""
-
-
-@pytest.fixture
-def folders(tmp_path, monkeypatch):
-    monkeypatch.setenv("KERNELJUDGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("KERNELJUDGE_RUNS", str(tmp_path / "runs"))
-    return tmp_path
-
-
-def _library(folder: Path, source: str) -> Path:
-    (folder / "lib.cu").write_text(source)
-    tools = detect()
-    subprocess.run(
-        [tools.nvcc, *tools.arch_flags, "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-o",
-         str(folder / "lib.so"), str(folder / "lib.cu")],
-        check=True,
-    )  # fmt: skip
-    return folder / "lib.so"
-
-
-def _request(key: int, count: int, mode: str) -> str:
-    k0, k1 = gen.key_words(key)
-    low, scale = gen.float32_bits(-1.0), gen.float32_bits(2.0)
-    return (
-        f"case t {mode.split()[0]} {k0:x} {k1:x} {' '.join(mode.split()[1:])}\nints 1 {count}\nbuffers 2\n"
-        f"in f32 {count} {low} {scale}\nout f32 {count}\nend\n"
-    )
-
-
-def _run(folder: Path, source: str, request: str) -> supervised.Result:
-    library = _library(folder, source)
-    uid = sandbox.sandbox_uid()
-    workdir = sandbox.new_workdir(uid)
-    for path, name in ((binaries.worker("cuda"), "worker"), (library, "lib.so")):
-        shutil.copyfile(path, workdir / name)
-        (workdir / name).chmod(0o555)
-    try:
-        return supervised.run(
-            request,
-            0,
-            "lib.so",
-            workdir,
-            sandbox_run=sandbox.run,
-            limits=sandbox.Limits(wall_s=120, memory_bytes=16 << 30),
-            uid=uid,
-            env=tracks.get("cuda").environment(workdir),
-            track="cuda",
-        )
-    finally:
-        sandbox.remove_workdir(workdir)
-
 
 def _floats(path: Path) -> np.ndarray:
     return np.fromfile(path, dtype=np.float32)
@@ -195,7 +78,7 @@ def _floats(path: Path) -> np.ndarray:
 
 def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
     key, count = secrets.randbits(128), 100003
-    result = _run(folders, COPY, _request(key, count, "check 2"))
+    result = run(folders, COPY, request_text(key, count, "check 2"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
         assert (result.trusted / "progress").read_text().splitlines()[-1].startswith("done")
@@ -221,7 +104,7 @@ def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
     ids=["one_past", "255_past", "one_before", "unguarded_n1", "unguarded_prime"],
 )
 def test_a_write_into_a_guard_ends_the_run_with_its_record(folders, source, count, record):
-    result = _run(folders, source, _request(secrets.randbits(128), count, "check 2"))
+    result = run(folders, source, request_text(secrets.randbits(128), count, "check 2"))
     try:
         assert (result.trusted / "overrun").read_text() == record + "\n"
         assert not (result.trusted / "t.d0.1.bin").exists()
@@ -232,7 +115,7 @@ def test_a_write_into_a_guard_ends_the_run_with_its_record(folders, source, coun
 def test_a_timed_call_past_the_warm_up_that_writes_past_the_end_is_caught_with_its_number(folders):
     # 1000 elements: a call of a few microseconds, timed in batches of fresh sets once the warm-up (at most 50 calls)
     # is over; from call 60 on the kernel is the unguarded one, whose last block writes 24 elements past the end
-    result = _run(folders, LATE_UNGUARDED_COPY, _request(secrets.randbits(128), 1000, "bench 10 50 1000 3"))
+    result = run(folders, LATE_UNGUARDED_COPY, request_text(secrets.randbits(128), 1000, "bench 10 50 1000 3"))
     try:
         assert (result.trusted / "overrun").read_text() == "t 60 1 after 96 1000\n"
     finally:
@@ -241,7 +124,7 @@ def test_a_timed_call_past_the_warm_up_that_writes_past_the_end_is_caught_with_i
 
 def test_the_audits_of_a_batched_benchmark_are_a_draw_of_its_sets_and_right(folders):
     key, count = secrets.randbits(128), 1000
-    result = _run(folders, COPY, _request(key, count, "bench 10 50 1000 3"))
+    result = run(folders, COPY, request_text(key, count, "bench 10 50 1000 3"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
         assert not (result.trusted / "overrun").exists()
@@ -262,14 +145,14 @@ def test_the_audits_of_a_batched_benchmark_are_a_draw_of_its_sets_and_right(fold
 def test_an_honest_kernel_is_believed_and_its_audited_calls_are_right(folders):
     count = 1 << 24  # 64 MiB in, 64 MiB out: a call of some 50 us, above the batching threshold
     key = secrets.randbits(128)
-    result = _run(folders, COPY, _request(key, count, "bench 10 50 1000 3"))
+    result = run(folders, COPY, request_text(key, count, "bench 10 50 1000 3"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
         parsed = supervisor_records.times(result.trusted, "t")
         assert parsed is not None
         header, rows = parsed
         assert header["mode"] == "single", (result.trusted / "t.times").read_text()
-        median_ms, judge_ms = _claim_and_judge(result)
+        median_ms, judge_ms = claim_and_judge(result)
         assert abs(judge_ms - median_ms) <= max(0.02 * median_ms, 0.002), (
             f"an honest copy's events say {median_ms:.4f} ms, the judge's clock {judge_ms:.4f} ms"
         )
@@ -285,11 +168,11 @@ def test_an_honest_kernel_is_believed_and_its_audited_calls_are_right(folders):
 
 @pytest.mark.parametrize("spin_us, claim", [(500, 0.1), (1200, 0.8), (300, 0.97)])
 def test_a_timer_that_claims_less_than_the_kernel_took_gains_nothing(folders, spin_us, claim):
-    source = TIMER_PATCH.replace("CLAIM", f"{claim}f") + SPIN_COPY.replace("SPIN_NS", f"{spin_us * 1000}ull")
-    result = _run(folders, source, _request(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
+    source = TIMER_PATCH.replace("FORGED", f"*ms * {claim}f") + SPIN_COPY.replace("SPIN_NS", f"{spin_us * 1000}ull")
+    result = run(folders, source, request_text(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
-        claim_ms, judge_ms = _claim_and_judge(result)
+        claim_ms, judge_ms = claim_and_judge(result)
         assert judge_ms >= spin_us * 1e-3 * 0.99, f"the judge's clock {judge_ms:.4f} ms for a {spin_us} us kernel"
         score_ms = min(judge_ms, claim_ms) if abs(claim_ms - judge_ms) <= max(0.01 * judge_ms, 0.002) else judge_ms
         assert score_ms >= spin_us * 1e-3 * 0.99, (
@@ -299,22 +182,13 @@ def test_a_timer_that_claims_less_than_the_kernel_took_gains_nothing(folders, sp
         supervised.remove_trusted(result.trusted)
 
 
-def _claim_and_judge(result: supervised.Result) -> tuple[float, float]:
-    """(the worker's claimed median, the judge's clock's median), in ms."""
-    parsed = supervisor_records.times(result.trusted, "t")
-    assert parsed is not None
-    judged = supervisor_records.judge_times_ms(result.trusted, "t")
-    assert judged is not None, "no judge's clock record"
-    return float(np.median([row[1] for row in parsed[1]])), float(np.median(judged))
-
-
 @pytest.mark.parametrize("spin_us", [20, 100, 300, 1200, 3000])
 def test_the_judges_clock_of_an_honest_call_is_its_true_time(folders, spin_us):
     source = HONEST + SPIN_COPY.replace("SPIN_NS", f"{spin_us * 1000}ull")
-    result = _run(folders, source, _request(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
+    result = run(folders, source, request_text(secrets.randbits(128), 1 << 16, "bench 10 30 2000 1"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
-        median_ms, judge_ms = _claim_and_judge(result)
+        median_ms, judge_ms = claim_and_judge(result)
         header = (result.trusted / "t.times").read_text().splitlines()[0]
         print(f"\n{spin_us} us call: events {median_ms * 1e3:.2f} us, judge's clock {judge_ms * 1e3:.2f} us; {header}")
         assert abs(judge_ms - median_ms) <= max(0.01 * median_ms, 0.002), (

@@ -85,13 +85,6 @@ extern "C" void kerneljudge_entry(void** p, const int* n) {
 """
 
 
-@pytest.fixture
-def folders(tmp_path, monkeypatch):
-    monkeypatch.setenv("KERNELJUDGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("KERNELJUDGE_RUNS", str(tmp_path / "runs"))
-    return tmp_path
-
-
 def _library(folder: Path, source: str) -> Path:
     (folder / "lib.cpp").write_text(source)
     subprocess.run(

@@ -11,15 +11,15 @@
 // descriptor (CUDA's virtual-memory API), with the DONE word in its last page, a private one the worker never
 // sees, into which it copies what a call left (the snapshot), and the GO page, host memory its GPU writes and
 // the worker reads. The supervisor alone holds the secret keys. For every call it
-//   1. makes the inputs, poisons the outputs and writes the guards' canary (guards.h) on the GPU (generator.h
-//      in a kernel), flushes the L2 (timed calls), thaws the worker, sends CALL and waits for READY (the worker
-//      spins on the GO word from then on);
-//   2. queues on its stream: its first event, a kernel that raises GO to the call's mark, a wait for the DONE
-//      word to reach the mark (which the worker's stream writes after solve), its second event, and the copy of
-//      the call's outputs into the snapshot. Between the two events, on the GPU's clock, lie the worker's work
-//      and a small overhead (the GO kernel, the worker's launch, the switches between the two contexts).
-//      A worker that marks DONE early gains nothing: the second event is stamped when this stream runs, and the
-//      snapshot right after it holds whatever the work had not finished, which is what the audits check;
+//   1. thaws the worker, sends CALL and waits for READY (the worker spins on the GO word from then on);
+//   2. queues on its stream: the inputs, the outputs poisoned and the guards' canary (guards.h; generator.h in a
+//      kernel), the L2 flushed (timed calls), its first event, a kernel that raises GO to the call's mark, a wait
+//      for the DONE word to hold the mark (which the worker's stream writes after solve), its second event, and
+//      the copy of the call's outputs into the snapshot. Between the two events, on the GPU's clock, lie the
+//      worker's work and a small overhead (the GO kernel, the worker's launch, the switches between the two
+//      contexts). A worker that marks DONE early gains nothing: the second event is stamped when this stream
+//      runs, and the snapshot right after it holds whatever the work had not finished: poison left in a timed
+//      call's float outputs ends the run, and the audits check the rest;
 //   3. on DONE freezes the worker (every thread seen stopped) and waits for its stream; a DONE word that never
 //      reaches the mark is released by the supervisor itself and ends the run as a violation;
 //   4. writes the worker's own CUDA-event time of each call as the sample, and beside it the judge's time of
@@ -82,6 +82,7 @@ char* g_region = nullptr;    // shared with the worker
 char* g_snapshot = nullptr;  // the supervisor's alone: what each call left, at the same offsets
 char* g_audit_slots = nullptr;  // the supervisor's alone: one set's room per audit of a benchmark (Audits)
 unsigned* g_guard_flags = nullptr;  // per set of a call: 1 if a guard changed
+unsigned* g_unwritten = nullptr;    // the poisoned elements the last timed call's snapshot still held
 size_t g_region_bytes = 0;
 int g_region_fd = -1;
 cudaStream_t g_stream;
@@ -129,6 +130,7 @@ void allocate(const std::vector<Case>& cases) {
     check(cudaMalloc(&g_snapshot, g_region_bytes), "allocating the snapshot");
     if (audit_bytes) check(cudaMalloc(&g_audit_slots, audit_bytes), "allocating the audits' slots");
     check(cudaMalloc(&g_guard_flags, MAX_BATCH * sizeof(unsigned)), "allocating the guards' flags");
+    check(cudaMalloc(&g_unwritten, sizeof(unsigned)), "allocating the outputs' check");
     g_done = base + g_done_offset;
     // The GO page: written by this process (its GPU) only; sealed against new writable mappings before the
     // worker gets it, so the worker can map it read-only and no other way.
@@ -257,6 +259,34 @@ void snapshot(const Case& c, int sets, bool outputs_only) {
                       "keeping the outputs");
 }
 
+// Counts the elements of a float output that still hold the poison (never written) into *count.
+__global__ void unwritten_kernel(const char* base, size_t n, kjg::Dtype dtype, unsigned* count) {
+    unsigned found = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        if (dtype == kjg::Dtype::F32)
+            found += reinterpret_cast<const uint32_t*>(base)[i] == kjg::POISON_F32;
+        else if (dtype == kjg::Dtype::F16)
+            found += reinterpret_cast<const uint16_t*>(base)[i] == kjg::POISON_F16;
+        else
+            found += reinterpret_cast<const uint16_t*>(base)[i] == kjg::POISON_BF16;
+    }
+    if (found) atomicAdd(count, found);
+}
+
+// Queues the count of the elements of a timed call's snapshot that no one wrote: float outputs only, whose
+// poison (a NaN) no right answer holds (an int32 poison is a value arithmetic can make).
+void count_unwritten(const Case& c, int sets) {
+    check(cudaMemsetAsync(g_unwritten, 0, sizeof(unsigned), g_stream), "checking the outputs were written");
+    for (int s = 0; s < sets; ++s)
+        for (size_t j = 0; j < c.buffers.size(); ++j) {
+            const Buffer& b = c.buffers[j];
+            if (b.is_input || !(b.dtype == kjg::Dtype::F32 || b.dtype == kjg::Dtype::F16 || b.dtype == kjg::Dtype::BF16))
+                continue;
+            unwritten_kernel<<<1024, 256, 0, g_stream>>>(at(c, s, j, g_snapshot), b.count, b.dtype, g_unwritten);
+        }
+    check(cudaGetLastError(), "checking the outputs were written");
+}
+
 // Set `set` of the snapshot (or of the audits' slots) into the trusted folder, one file per buffer: STEM.INDEX.bin.
 void keep(const Case& c, int set, const std::string& stem, bool outputs_only, char* from = g_snapshot) {
     std::vector<char> host;
@@ -305,8 +335,8 @@ struct Call {
     kjp::Reply reply{};     // the worker's claim (call_ms, tail_ms over the whole batch)
 };
 
-// The supervisor's events of a call: inputs | (READY) | GO .. DONE word (the judge's clock) | snapshot.
-enum Mark { INPUTS, INPUTS_MADE, GO, DONE_WORD, SNAPSHOT_TAKEN, MARKS };
+// The supervisor's events of a call, after the worker's READY: inputs | GO .. DONE word (the judge's clock) | snapshot.
+enum Mark { INPUTS, GO, DONE_WORD, SNAPSHOT_TAKEN, MARKS };
 cudaEvent_t g_marks[MARKS];
 int g_wake_latency_held = 0;  // 1 while this process holds the PM QoS request (see CPU_WAKE_LATENCY_US)
 
@@ -360,38 +390,47 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
     for (size_t j = 0; j < c.ints.size(); ++j) go.values[j] = c.ints[j];
     Fate fate = nothing_pending();
     if (fate != Fate::OK) return fate;
+    // READY first, then the inputs: nothing the worker starts before its READY can have read them, and between
+    // the inputs' last kernel and the first event this stream runs on without a gap (only the flush).
     const double start = now_ms();
-    check(cudaEventRecord(g_marks[INPUTS], g_stream), "making the inputs");
-    prepare(c, index, sets);
-    check(cudaMemsetAsync(reinterpret_cast<void*>(g_done), 0, sizeof(uint32_t), g_stream), "making the inputs");
-    if (timed) flush_cache();
-    check(cudaEventRecord(g_marks[INPUTS_MADE], g_stream), "making the inputs");
     thaw();
     send_go(go);
     fate = receive(kjp::READY, index, nullptr, CALL_SPIN_MS);
     const bool waiting = fate == Fate::OK;
     if (waiting) {
         static auto wait_value = KJ_DRIVER(cuStreamWaitValue32);
+        check(cudaEventRecord(g_marks[INPUTS], g_stream), "making the inputs");
+        prepare(c, index, sets);
+        check(cudaMemsetAsync(reinterpret_cast<void*>(g_done), 0, sizeof(uint32_t), g_stream), "making the inputs");
+        if (timed) flush_cache();
         check(cudaEventRecord(g_marks[GO], g_stream), "starting the judge's clock");
         raise_go_kernel<<<1, 1, 0, g_stream>>>(g_go_device, go.mark);
         check(wait_value(g_stream, g_done, go.mark, CU_STREAM_WAIT_VALUE_EQ), "waiting for the DONE word");
         check(cudaEventRecord(g_marks[DONE_WORD], g_stream), "stopping the judge's clock");
         snapshot(c, sets, timed);
         check(cudaEventRecord(g_marks[SNAPSHOT_TAKEN], g_stream), "keeping the outputs");
+        if (timed) count_unwritten(c, sets);
         fate = receive(kjp::DONE, index, &out->reply, CALL_SPIN_MS);
     }
     Fate frozen = freeze();
     if (waiting && settle(go.mark, fate == Fate::OK) && fate == Fate::OK) {
         g_violation = "the program's call returned without its stream marking the work done, so the judge's clock "
-                      "could not stop (grader/boundary/protocol.h)";
+                      "could not stop";
         fate = Fate::VIOLATION;
     }
     check(cudaStreamSynchronize(g_stream), "keeping the outputs");
     out->wall_ms = now_ms() - start;
     if (!waiting) return fate;
+    unsigned unwritten = 0;
+    if (timed) check(cudaMemcpy(&unwritten, g_unwritten, sizeof unwritten, cudaMemcpyDeviceToHost), "checking the outputs");
+    if (unwritten && fate == Fate::OK && kind == kjp::CALL) {
+        g_violation = "timed call " + std::to_string(index) + " of " + c.name + " left " + std::to_string(unwritten) +
+                      " output elements unwritten when its stream marked the work done: a call is timed until its "
+                      "outputs are written";
+        fate = Fate::VIOLATION;
+    }
     out->gpu_ms = elapsed_ms(g_marks[GO], g_marks[DONE_WORD]);
-    out->own_gpu_ms = elapsed_ms(g_marks[INPUTS], g_marks[INPUTS_MADE]) +
-                      elapsed_ms(g_marks[DONE_WORD], g_marks[SNAPSHOT_TAKEN]);
+    out->own_gpu_ms = elapsed_ms(g_marks[INPUTS], g_marks[GO]) + elapsed_ms(g_marks[DONE_WORD], g_marks[SNAPSHOT_TAKEN]);
     return fate != Fate::OK ? fate : frozen;
 }
 
@@ -438,13 +477,18 @@ double percentile(std::vector<double> v, double q) {
     return v[(size_t)std::lround(q * (v.size() - 1))];
 }
 
-// The worker's events around nothing: the launch-and-record overhead reported with each benchmark.
+// The worker's events around nothing: the launch-and-record overhead reported with each benchmark. Nothing is
+// timed by the judge's clock here, so GO is raised from this process's CPU.
 Fate empty_call(kjp::Reply* reply) {
     kjp::Go go{};
-    go.magic = kjp::MAGIC, go.kind = kjp::EMPTY, go.sets = 1, go.set_stride = kjp::PAGE;
+    go.magic = kjp::MAGIC, go.kind = kjp::EMPTY, go.sets = 1, go.set_stride = kjp::PAGE, go.mark = ++g_mark;
     thaw();
     send_go(go);
-    Fate fate = receive(kjp::DONE, 0, reply, CALL_SPIN_MS);
+    Fate fate = receive(kjp::READY, 0, nullptr, CALL_SPIN_MS);
+    if (fate == Fate::OK) {
+        g_go_host[0] = go.mark;
+        fate = receive(kjp::DONE, 0, reply, CALL_SPIN_MS);
+    }
     Fate frozen = freeze();
     return fate != Fate::OK ? fate : frozen;
 }
