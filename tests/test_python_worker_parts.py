@@ -5,6 +5,8 @@ filter (processes allowed, sockets and namespaces not) and Landlock (only the na
 
 from __future__ import annotations
 
+import fcntl
+import mmap
 import os
 import socket
 import struct
@@ -20,7 +22,7 @@ from grader.run import binaries
 from grader.toolchain import detect
 from harness import kjp2, landlock
 from harness.python_frameworks import loaded_library_folder
-from harness.python_worker import valid
+from harness.python_worker import map_go_word, valid
 
 RUN = Path(binaries.RUN_SOURCES)
 BOUNDARY = Path(binaries.BOUNDARY_SOURCES)  # protocol.h
@@ -89,11 +91,27 @@ def test_a_message_of_another_size_or_magic_is_refused():
         kjp2.Go.unpack(b"\0" * kjp2.GO.size)
 
 
-def _go_page() -> int:
-    """A memfd of one page, as the supervisor's GO page."""
-    fd = os.memfd_create("go")
-    os.ftruncate(fd, kjp2.PAGE)
-    return fd
+F_SEAL_FUTURE_WRITE = 0x0010  # <linux/fcntl.h>; Python's fcntl does not name it
+
+
+class _GoPage:
+    """The GO page as cuda_supervisor.cu makes it: a memfd of one page, mapped read-write by the supervisor, then
+    sealed against new writable mappings (the worker's can only read) and against growing or shrinking."""
+
+    def __init__(self) -> None:
+        self.fd = os.memfd_create("kerneljudge-go", os.MFD_ALLOW_SEALING)
+        os.ftruncate(self.fd, kjp2.PAGE)
+        self.page = mmap.mmap(self.fd, kjp2.PAGE)
+        seals = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | F_SEAL_FUTURE_WRITE | fcntl.F_SEAL_SEAL
+        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, seals)
+
+    def raise_go(self, mark: int) -> None:
+        """What the supervisor's GPU does once its stream has recorded its first event."""
+        struct.pack_into("=I", self.page, 0, mark)
+
+    def close(self) -> None:
+        self.page.close()
+        os.close(self.fd)
 
 
 def _send(control: socket.socket, go: kjp2.Go, fds: list[int]) -> None:
@@ -104,19 +122,19 @@ def _send(control: socket.socket, go: kjp2.Go, fds: list[int]) -> None:
 def test_map_brings_the_device_memorys_and_the_go_pages_file_descriptors_in_order(tmp_path):
     supervisor, worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     (tmp_path / "region").write_bytes(b"device memory stands in")
-    go_page = _go_page()
-    os.pwrite(go_page, b"the GO page", 0)
+    go_page = _GoPage()
+    go_page.raise_go(3)
     with open(tmp_path / "region", "rb") as region:
-        _send(supervisor, kjp2.Go(kjp2.MAP, offsets=(64,) + (0,) * 15, set_stride=1 << 20), [region.fileno(), go_page])
-    os.close(go_page)
+        map_go = kjp2.Go(kjp2.MAP, offsets=(64,) + (0,) * 15, set_stride=1 << 20)
+        _send(supervisor, map_go, [region.fileno(), go_page.fd])
+    go_page.close()
     got = kjp2.receive(worker)
     assert got is not None
     go, fds = got
     assert (go.kind, go.set_stride, go.offsets[0], len(fds)) == (kjp2.MAP, 1 << 20, 64, 2)
     assert os.read(fds[0], 64) == b"device memory stands in"
-    assert os.pread(fds[1], 11, 0) == b"the GO page"
-    for fd in fds:
-        os.close(fd)
+    os.close(fds[0])
+    assert map_go_word(fds[1])[0] == 3  # the GO page, mapped by the worker from the fd that came second
     _send(supervisor, kjp2.Go(kjp2.CALL, 3), [])
     assert kjp2.receive(worker) == (kjp2.Go(kjp2.CALL, 3), ())  # a call brings none
     supervisor.close()
@@ -126,27 +144,25 @@ def test_map_brings_the_device_memorys_and_the_go_pages_file_descriptors_in_orde
 
 def test_a_message_with_more_file_descriptors_than_map_brings_is_refused():
     supervisor, worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    pages = [_go_page() for _ in range(kjp2.MAX_FDS + 1)]
-    _send(supervisor, kjp2.Go(kjp2.MAP, set_stride=1 << 20), pages)
+    pages = [_GoPage() for _ in range(kjp2.MAX_FDS + 1)]
+    _send(supervisor, kjp2.Go(kjp2.MAP, set_stride=1 << 20), [page.fd for page in pages])
     with pytest.raises(kjp2.ProtocolError, match="more than 2 file descriptors"):
         kjp2.receive(worker)
-    for fd in pages:
-        os.close(fd)
+    for page in pages:
+        page.close()
     supervisor.close()
     worker.close()
 
 
 def test_the_go_word_is_read_live_from_the_page_and_cannot_be_written():
-    from harness.python_worker import map_go_word
-
-    go_page = _go_page()
-    word = map_go_word(os.dup(go_page))
+    go_page = _GoPage()
+    word = map_go_word(os.dup(go_page.fd))
     assert word[0] == 0
-    os.pwrite(go_page, struct.pack("=I", 0x80000007), 0)  # as the supervisor's GPU raises GO
+    go_page.raise_go(0x80000007)
     assert word[0] == 0x80000007
     with pytest.raises(TypeError, match="read-only"):
         word[0] = 1
-    os.close(go_page)
+    go_page.close()
 
 
 def test_a_call_whose_buffers_leave_the_region_or_their_order_is_malformed():
@@ -367,8 +383,8 @@ class _Softmax:
         self.stride = 2 * m * n * 4
         self.worker.region, self.worker.region_bytes = self.REGION, self.stride
         self.worker.done = self.REGION + self.DONE_OFFSET
-        self.go_page = _go_page()
-        self.worker.go_word = python_worker.map_go_word(os.dup(self.go_page))
+        self.go_page = _GoPage()
+        self.worker.go_word = python_worker.map_go_word(os.dup(self.go_page.fd))
         self.worker.solve = lambda *arguments: self.log.append("solve")
         self.offsets = (0, m * n * 4) + (0,) * (kjp2.MAX_BUFFERS - 2)
         self.values = (m, n) + (0,) * (kjp2.MAX_INTS - 2)
@@ -377,8 +393,7 @@ class _Softmax:
         return kjp2.Go(kind, 7, 2, 2, self.offsets, self.values, 1, 0b10, self.stride, mark=mark)
 
     def raise_go(self, mark: int) -> None:
-        """What the supervisor's GPU does once its stream has recorded its first event."""
-        os.pwrite(self.go_page, struct.pack("=I", mark), 0)
+        self.go_page.raise_go(mark)
 
     def replies(self) -> tuple[int, int]:
         return kjp2.unpack_reply(self.supervisor.recv(64))[:2]
@@ -386,7 +401,7 @@ class _Softmax:
     def close(self) -> None:
         for end in (self.supervisor, self.theirs):
             end.close()
-        os.close(self.go_page)
+        self.go_page.close()
 
 
 def test_a_calibration_call_makes_solves_arrays_before_its_first_event_as_a_call_does(monkeypatch):
