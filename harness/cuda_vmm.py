@@ -1,8 +1,9 @@
 """The supervisor's device memory in the Python worker: the CUDA driver's virtual-memory calls through ctypes,
 fetched as grader/boundary/cuda_driver.h fetches them (cuGetProcAddress for the CUDA 12.0 ABI of each call), so the
 worker imports the exported handle, reserves addresses, maps it read-write and releases the handle exactly as
-harness/gpu_worker.cu's map_region does. CUDA must already be started in this process (the framework's
-primary context current on this thread).
+harness/gpu_worker.cu's map_region does; and the write of a word of that memory on a stream (the DONE word that
+ends a call on the supervisor's clock). CUDA must already be started in this process (the framework's primary
+context current on this thread).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
 CU_MEM_LOCATION_TYPE_DEVICE = 1
 CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
 CU_GET_PROC_ADDRESS_DEFAULT = 0
+CU_STREAM_LEGACY = 0x1  # the legacy default stream, named so (a stream of 0 may mean the per-thread one)
+CU_STREAM_WRITE_VALUE_DEFAULT = 0
 
 
 class DriverError(RuntimeError):
@@ -31,7 +34,8 @@ class _AccessDesc(ctypes.Structure):
 
 
 class Driver:
-    """The few driver calls a mapping needs, each checked: a failure raises DriverError naming the step."""
+    """The few driver calls the worker needs, each fetched once and checked: a failure raises DriverError naming
+    the step."""
 
     def __init__(self, library: str = "libcuda.so.1"):
         self._cuda = ctypes.CDLL(library)
@@ -44,8 +48,15 @@ class Driver:
             ctypes.POINTER(ctypes.c_int),
         ]
         self._lookup = lookup
+        self._fetched: dict[str, Callable[..., int]] = {}
 
     def function(self, name: str, *argtypes) -> Callable[..., int]:
+        """The driver's `name` with these argument types (each name has one signature), fetched on first use."""
+        if name not in self._fetched:
+            self._fetched[name] = self._fetch(name, *argtypes)
+        return self._fetched[name]
+
+    def _fetch(self, name: str, *argtypes) -> Callable[..., int]:
         pointer, found = ctypes.c_void_p(), ctypes.c_int(0)
         result = self._lookup(
             name.encode(), ctypes.byref(pointer), CUDA_ABI, CU_GET_PROC_ADDRESS_DEFAULT, ctypes.byref(found)
@@ -95,3 +106,10 @@ def map_region(fd: int, size: int, driver: Driver | None = None) -> int:
     driver.check(set_access(base, size, ctypes.byref(access), 1), "mapping the shared buffers")
     driver.check(driver.function("cuMemRelease", ctypes.c_uint64)(handle), "mapping the shared buffers")
     return base.value
+
+
+def write_value32(stream: int, address: int, value: int, driver: Driver) -> None:
+    """Have `stream` (a CUstream handle) write `value` into the 32-bit word at device `address` when it reaches this
+    point: cuStreamWriteValue32, after all the work queued on it before."""
+    write = driver.function("cuStreamWriteValue32", ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint)
+    driver.check(write(stream, address, value, CU_STREAM_WRITE_VALUE_DEFAULT), "marking the call done")

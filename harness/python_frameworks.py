@@ -1,6 +1,7 @@
 """What the Python worker needs of each track's framework: start CUDA, see a device address as the arrays `solve`
-receives (zero copies), time a call with CUDA events on the stream solve is called on, wait for the device, and
-the calibration's stand-in work (read every input word, write every output word; keep the GPU busy a while).
+receives (zero copies), time a call with CUDA events on the stream solve is called on and write the DONE word on
+that stream after it (harness/cuda_vmm.py), wait for the device, and the calibration's stand-in work (read every
+input word, write every output word; keep the GPU busy a while).
 
     triton  PyTorch tensors (torch.as_tensor of an object with __cuda_array_interface__), torch.cuda events
     cupy    CuPy arrays (cupy.cuda.UnownedMemory over the address), cupy.cuda events
@@ -15,6 +16,8 @@ import functools
 import os
 import platform
 from typing import Any
+
+from harness import cuda_vmm
 
 # the request's element tokens as __cuda_array_interface__ typestrs; bfloat16 and fp8 travel as their raw bits
 TYPESTRS = {"f32": "<f4", "f16": "<f2", "bf16": "<i2", "i32": "<i4", "i8": "|i1", "e4m3": "|u1"}
@@ -51,6 +54,7 @@ class TorchFramework:
         if folder:
             os.environ.setdefault("TRITON_LIBCUDA_PATH", folder)
         remember_platform_architecture()
+        self.driver = cuda_vmm.Driver()
 
     def array(self, address: int, shape: tuple[int, ...], token: str) -> Any:
         tensor = self.torch.as_tensor(_Interface(address, shape, token), device="cuda")
@@ -61,6 +65,11 @@ class TorchFramework:
 
     def record(self, event: Any) -> None:
         event.record(self.torch.cuda.current_stream())
+
+    def write_word(self, address: int, value: int) -> None:
+        """`value` into the 32-bit word at device `address`, on the stream `record` records on."""
+        stream = self.torch.cuda.current_stream().cuda_stream or cuda_vmm.CU_STREAM_LEGACY
+        cuda_vmm.write_value32(stream, address, value, self.driver)
 
     def synchronize_device(self) -> None:
         self.torch.cuda.synchronize()
@@ -114,6 +123,7 @@ class CupyFramework:
         self._spin = cupy.RawKernel(self.SPIN, "spin")
         self._touch.compile()  # NVRTC now, before any submission code and before the sandbox's filter
         self._spin.compile()
+        self.driver = cuda_vmm.Driver()
 
     def array(self, address: int, shape: tuple[int, ...], token: str) -> Any:
         cupy = self.cupy
@@ -136,6 +146,11 @@ class CupyFramework:
 
     def record(self, event: Any) -> None:
         event.record(self.cupy.cuda.get_current_stream())
+
+    def write_word(self, address: int, value: int) -> None:
+        """`value` into the 32-bit word at device `address`, on the stream `record` records on."""
+        stream = self.cupy.cuda.get_current_stream().ptr or cuda_vmm.CU_STREAM_LEGACY
+        cuda_vmm.write_value32(stream, address, value, self.driver)
 
     def synchronize_device(self) -> None:
         self.cupy.cuda.runtime.deviceSynchronize()

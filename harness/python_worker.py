@@ -1,19 +1,22 @@
 """kerneljudge Python worker: the untrusted half of a run on the triton and cupy tracks, in place of
 harness/gpu_worker.cu and answering the same trusted supervisor (grader/run/cuda_supervisor.cu) with the same
-messages (harness/kjp2.py; grader/boundary/protocol.h): MAP -> MAPPED; EMPTY -> DONE (calibration, before any
-submission code exists in the process); LOAD -> LOADED; then CALL/EMPTY -> DONE ... EXIT.
+messages (harness/kjp2.py; grader/boundary/protocol.h): MAP -> MAPPED; EMPTY -> READY, DONE (calibration, before
+any submission code exists in the process); LOAD -> LOADED; then CALL/EMPTY -> READY, DONE ... EXIT.
 
 It runs in the sandbox. It starts CUDA through the track's framework (harness/python_frameworks.py), maps the
-device memory whose file descriptor came with MAP (harness/cuda_vmm.py), and answers EMPTY with a stand-in
-that reads every input and writes every output, after making the arrays a CALL would (their cost is part of
-the rest the supervisor calibrates). On LOAD it installs the seccomp filter (processes allowed, for
-the JIT: harness/python_seccomp.cpp), Landlock (only the JIT's compilers may run: harness/landlock.py) and the
-audit hook (harness/python_guard.py), then imports the submission and says LOADED. For each CALL it makes each
-set's arrays first, then calls `solve` once per set between two CUDA events on the stream it calls on (the
-framework's current stream), inside the track's run-time rules, waits for the whole device and answers DONE
-with the events' times: from the first event to the second (the claim the supervisor bounds by its own clock)
-and from there until the device was idle (work left on another stream). The first call of each kernel compiles
-it (Triton, NVRTC): the supervisor's first calls are test calls, untimed, inside the run's time limit.
+device memory whose file descriptor came with MAP (harness/cuda_vmm.py) and, read-only, the GO page whose file
+descriptor came with it (host memory the supervisor's GPU writes), and answers EMPTY with a stand-in that reads
+every input and writes every output, after making the arrays a CALL would (their cost is part of the rest the
+supervisor calibrates). On LOAD it installs the seccomp filter (processes allowed, for the JIT:
+harness/python_seccomp.cpp), Landlock (only the JIT's compilers may run: harness/landlock.py) and the audit hook
+(harness/python_guard.py), then imports the submission and says LOADED. For each CALL it makes each set's arrays
+first, says READY and spins until the GO word holds the call's mark; then it calls `solve` once per set between
+two CUDA events on the stream it calls on (the framework's current stream), inside the track's run-time rules,
+and on that stream writes the mark into the DONE word (a word of the shared device memory, named by MAP): the
+supervisor's own events, around GO and the DONE word, are the call's time. It waits for the whole device and
+answers DONE with its events' times: from the first event to the second and from there until the device was
+idle (work left on another stream). EMPTY goes the same way with its stand-in. The first call of each kernel
+compiles it (Triton, NVRTC): the supervisor's first calls are test calls, untimed, inside the run's time limit.
 
 Usage (in the run folder, which holds call_layout.json, python_seccomp.so and the submission):
     python -E -s -m harness.python_worker TRACK CONTROL_FD SUBMISSION
@@ -25,6 +28,7 @@ import ctypes
 import functools
 import importlib.util
 import json
+import mmap
 import os
 import socket
 import sys
@@ -52,9 +56,11 @@ class Worker:
         self.start, self.returned, self.idle = (self.framework.event() for _ in range(3))
         self.region = 0
         self.region_bytes = 0
+        self.go_word: memoryview | None = None  # read-only; the supervisor's GPU writes it
+        self.done = 0  # the DONE word's device address
         self.solve: Callable[..., Any] | None = None
 
-    def receive(self) -> tuple[kjp2.Go, int]:
+    def receive(self) -> tuple[kjp2.Go, tuple[int, ...]]:
         try:
             got = kjp2.receive(self.control)
         except kjp2.ProtocolError:
@@ -68,15 +74,17 @@ class Worker:
             os._exit(0)  # the supervisor left
 
     def serve(self) -> None:
-        go, fd = self.receive()
-        if go.kind != kjp2.MAP or (fd < 0 and go.set_stride > 0):
-            fail("expected the shared buffers from the supervisor")
+        go, fds = self.receive()
+        if go.kind != kjp2.MAP or len(fds) != 2 or go.offsets[0] + 4 > go.set_stride:
+            fail("expected the shared buffers and the GO page from the supervisor")
         self.region_bytes = go.set_stride
-        self.region = cuda_vmm.map_region(fd, go.set_stride) if go.set_stride else 0
+        self.region = cuda_vmm.map_region(fds[0], go.set_stride)
+        self.go_word = map_go_word(fds[1])
+        self.done = self.region + go.offsets[0]
         self.reply(kjp2.MAPPED, 0)
         while True:
-            go, fd = self.receive()
-            if fd >= 0:
+            go, fds = self.receive()
+            if fds:
                 fail("an unexpected file descriptor from the supervisor")
             if go.kind == kjp2.EXIT:
                 sys.stdout.flush()  # what solve printed reaches the verdict's output tail
@@ -90,7 +98,7 @@ class Worker:
                 fail("a message out of order from the supervisor")
 
     def answer(self, go: kjp2.Go) -> None:
-        """A CALL (solve on each set) or an EMPTY (the calibration's stand-in), timed and answered with DONE. Both
+        """A CALL (solve on each set) or an EMPTY (the calibration's stand-in), timed and answered. Both
         make solve's arrays before the first event and hold them until the call ends, so that the rest the
         supervisor calibrates with EMPTY includes that Python time (tens of microseconds a call; left out, an
         honest Triton call's clock bound sat 130 us over its claim on the H100)."""
@@ -98,7 +106,7 @@ class Worker:
             fail("malformed call")
         made = [self.arguments(go, s) for s in range(go.sets if go.buffers or go.kind == kjp2.CALL else 0)]
         work = self.call_solve if go.kind == kjp2.CALL else functools.partial(self.touch, go)
-        self.timed(go.call, functools.partial(work, made))
+        self.timed(go, functools.partial(work, made))
 
     def load(self) -> None:
         """The sandbox's last layers, then the submission; its solve."""
@@ -167,22 +175,43 @@ class Worker:
         if go.spin_us:
             self.framework.spin(go.spin_us)
 
-    def timed(self, call: int, work: Callable[[], None]) -> None:
-        """Events on the stream solve is called on around `work`; then the whole device is waited for and a third
-        event measures how long work outlived the call."""
+    def timed(self, go: kjp2.Go, work: Callable[[], None]) -> None:
+        """READY; once the GO word holds the call's mark (the supervisor's stream has recorded its first event),
+        events on the stream solve is called on around `work`, then the mark written into the DONE word on that
+        stream (the supervisor's stream waits for it to record its second event); then the whole device is waited
+        for and a third event measures how long work outlived the call. DONE carries the worker's two times."""
+        assert self.go_word is not None
         framework = self.framework
+        self.reply(kjp2.READY, go.call)
+        while self.go_word[0] != go.mark:
+            pass  # a spin, not a sleep: a wake-up's delay would sit inside the supervisor's interval
         try:
             framework.record(self.start)
             work()
             framework.record(self.returned)
+            framework.write_word(self.done, go.mark)
             framework.synchronize_device()
             framework.record(self.idle)
             framework.wait(self.idle)
             call_ms = framework.elapsed_ms(self.start, self.returned)
             tail_ms = framework.elapsed_ms(self.returned, self.idle)
+        except cuda_vmm.DriverError as error:  # the DONE word's write
+            fail(str(error))
         except Exception as error:  # a kernel that faulted surfaces at the wait
             fail(f"CUDA error during the submission's solve: {error}")
-        self.reply(kjp2.DONE, call, call_ms, tail_ms)
+        self.reply(kjp2.DONE, go.call, call_ms, tail_ms)
+
+
+def map_go_word(fd: int) -> memoryview:
+    """The GO word, the first native uint32 of the GO page `fd` (closed here), mapped shared and read-only: each
+    read sees what the supervisor's GPU last wrote."""
+    try:
+        page = mmap.mmap(fd, kjp2.PAGE, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+    except (OSError, ValueError):
+        fail("cannot map the GO page")
+    finally:
+        os.close(fd)
+    return memoryview(page).cast("I")
 
 
 def valid(go: kjp2.Go, region_bytes: int) -> bool:

@@ -1,15 +1,19 @@
 """The Python worker's parts that need no GPU: its KJP2 messages byte for byte against grader/boundary/protocol.h (a
-C++ program packs and reads them), a MAP's file descriptor over a real SEQPACKET socket, the checks of a call's
-layout, its seccomp filter (processes allowed, sockets and namespaces not) and Landlock (only the named programs
-run)."""
+C++ program packs and reads them), a MAP's two file descriptors over a real SEQPACKET socket and the GO page mapped
+from one, the checks of a call's layout, the order of a call's steps around GO and the DONE word, its seccomp
+filter (processes allowed, sockets and namespaces not) and Landlock (only the named programs run)."""
 
 from __future__ import annotations
 
+import fcntl
+import mmap
 import os
 import socket
+import struct
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +22,7 @@ from grader.run import binaries
 from grader.toolchain import detect
 from harness import kjp2, landlock
 from harness.python_frameworks import loaded_library_folder
-from harness.python_worker import valid
+from harness.python_worker import map_go_word, valid
 
 RUN = Path(binaries.RUN_SOURCES)
 BOUNDARY = Path(binaries.BOUNDARY_SOURCES)  # protocol.h
@@ -34,9 +38,10 @@ int main(int, char** argv) {  // argv: the fd to write a Go to, the fd to read a
     go.magic = kjp::MAGIC, go.kind = kjp::CALL, go.call = 0x1122334455667788ull, go.buffers = 3, go.ints = 2;
     for (int j = 0; j < kjp::MAX_BUFFERS; ++j) go.offsets[j] = 4096ull * j + 7;
     for (int j = 0; j < kjp::MAX_INTS; ++j) go.values[j] = -j * 1000;
-    go.sets = 5, go.outputs = 0b100, go.set_stride = 1ull << 33, go.spin_us = 4000;
-    std::printf("%zu %zu %zu %zu %zu %zu\n", sizeof(kjp::Go), sizeof(kjp::Reply), offsetof(kjp::Go, offsets),
-                offsetof(kjp::Go, values), offsetof(kjp::Go, set_stride), offsetof(kjp::Reply, call_ms));
+    go.sets = 5, go.outputs = 0b100, go.set_stride = 1ull << 33, go.spin_us = 4000, go.mark = 0xcafef00d;
+    std::printf("%zu %zu %zu %zu %zu %zu %zu %u\n", sizeof(kjp::Go), sizeof(kjp::Reply), offsetof(kjp::Go, offsets),
+                offsetof(kjp::Go, values), offsetof(kjp::Go, set_stride), offsetof(kjp::Go, mark),
+                offsetof(kjp::Reply, call_ms), (unsigned)kjp::READY);
     std::fflush(stdout);
     if (write(std::atoi(argv[1]), &go, sizeof go) != sizeof go) return 1;
     kjp::Reply r{};
@@ -68,13 +73,13 @@ def test_the_messages_have_protocol_h_s_layout_byte_for_byte(probe):
     os.close(go_write)
     data = os.read(go_read, 4096)
     sizes, reply = process.stdout.splitlines()
-    assert [int(n) for n in sizes.split()] == [kjp2.GO.size, kjp2.REPLY.size, 24, 152, 224, 16]
+    assert [int(n) for n in sizes.split()] == [kjp2.GO.size, kjp2.REPLY.size, 24, 152, 224, 236, 16, kjp2.READY]
     assert kjp2.GO.size == 240
     go = kjp2.Go.unpack(data)
     assert (go.kind, go.call, go.buffers, go.ints, go.sets, go.outputs) == (kjp2.CALL, 0x1122334455667788, 3, 2, 5, 4)
     assert go.offsets == tuple(4096 * j + 7 for j in range(16))
     assert go.values == tuple(-j * 1000 for j in range(16))
-    assert (go.set_stride, go.spin_us) == (1 << 33, 4000)
+    assert (go.set_stride, go.spin_us, go.mark) == (1 << 33, 4000, 0xCAFEF00D)
     assert go.pack() == data  # and back, to the same bytes
     assert reply.split() == [str(kjp2.MAGIC), str(kjp2.DONE), "41", "1.250", "0.500"]
 
@@ -86,23 +91,78 @@ def test_a_message_of_another_size_or_magic_is_refused():
         kjp2.Go.unpack(b"\0" * kjp2.GO.size)
 
 
-def test_map_brings_its_file_descriptor_over_the_seqpacket_socket(tmp_path):
+F_SEAL_FUTURE_WRITE = 0x0010  # <linux/fcntl.h>; Python's fcntl does not name it
+
+
+class _GoPage:
+    """The GO page as cuda_supervisor.cu makes it: a memfd of one page, mapped read-write by the supervisor, then
+    sealed against new writable mappings (the worker's can only read) and against growing or shrinking."""
+
+    def __init__(self) -> None:
+        self.fd = os.memfd_create("kerneljudge-go", os.MFD_ALLOW_SEALING)
+        os.ftruncate(self.fd, kjp2.PAGE)
+        self.page = mmap.mmap(self.fd, kjp2.PAGE)
+        seals = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | F_SEAL_FUTURE_WRITE | fcntl.F_SEAL_SEAL
+        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, seals)
+
+    def raise_go(self, mark: int) -> None:
+        """What the supervisor's GPU does once its stream has recorded its first event."""
+        struct.pack_into("=I", self.page, 0, mark)
+
+    def close(self) -> None:
+        self.page.close()
+        os.close(self.fd)
+
+
+def _send(control: socket.socket, go: kjp2.Go, fds: list[int]) -> None:
+    rights = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
+    control.sendmsg([go.pack()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)] if fds else [])
+
+
+def test_map_brings_the_device_memorys_and_the_go_pages_file_descriptors_in_order(tmp_path):
     supervisor, worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     (tmp_path / "region").write_bytes(b"device memory stands in")
+    go_page = _GoPage()
+    go_page.raise_go(3)
     with open(tmp_path / "region", "rb") as region:
-        message = kjp2.Go(kjp2.MAP, set_stride=1 << 20).pack()
-        supervisor.sendmsg(
-            [message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, region.fileno().to_bytes(4, sys.byteorder))]
-        )
+        map_go = kjp2.Go(kjp2.MAP, offsets=(64,) + (0,) * 15, set_stride=1 << 20)
+        _send(supervisor, map_go, [region.fileno(), go_page.fd])
+    go_page.close()
     got = kjp2.receive(worker)
     assert got is not None
-    go, fd = got
-    assert (go.kind, go.set_stride) == (kjp2.MAP, 1 << 20) and fd >= 0
-    assert os.read(fd, 64) == b"device memory stands in"
-    os.close(fd)
+    go, fds = got
+    assert (go.kind, go.set_stride, go.offsets[0], len(fds)) == (kjp2.MAP, 1 << 20, 64, 2)
+    assert os.read(fds[0], 64) == b"device memory stands in"
+    os.close(fds[0])
+    assert map_go_word(fds[1])[0] == 3  # the GO page, mapped by the worker from the fd that came second
+    _send(supervisor, kjp2.Go(kjp2.CALL, 3), [])
+    assert kjp2.receive(worker) == (kjp2.Go(kjp2.CALL, 3), ())  # a call brings none
     supervisor.close()
     assert kjp2.receive(worker) is None  # the supervisor left: the worker ends
     worker.close()
+
+
+def test_a_message_with_more_file_descriptors_than_map_brings_is_refused():
+    supervisor, worker = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pages = [_GoPage() for _ in range(kjp2.MAX_FDS + 1)]
+    _send(supervisor, kjp2.Go(kjp2.MAP, set_stride=1 << 20), [page.fd for page in pages])
+    with pytest.raises(kjp2.ProtocolError, match="more than 2 file descriptors"):
+        kjp2.receive(worker)
+    for page in pages:
+        page.close()
+    supervisor.close()
+    worker.close()
+
+
+def test_the_go_word_is_read_live_from_the_page_and_cannot_be_written():
+    go_page = _GoPage()
+    word = map_go_word(os.dup(go_page.fd))
+    assert word[0] == 0
+    go_page.raise_go(0x80000007)
+    assert word[0] == 0x80000007
+    with pytest.raises(TypeError, match="read-only"):
+        word[0] = 1
+    go_page.close()
 
 
 def test_a_call_whose_buffers_leave_the_region_or_their_order_is_malformed():
@@ -280,6 +340,9 @@ class _RecordingFramework:
     def record(self, event):
         self.log.append("event")
 
+    def write_word(self, address, value):
+        self.log.append(f"write {value} at {address:#x}")
+
     def synchronize_device(self):
         pass
 
@@ -296,33 +359,86 @@ class _RecordingFramework:
         pass
 
 
+class _Softmax:
+    """A worker with a recording framework, mapped (its region an address only, its GO page a real memfd) and
+    loaded, and the supervisor's end of its socket; a call on one set of a softmax test."""
+
+    REGION, DONE_OFFSET = 1 << 40, 64
+
+    def __init__(self, monkeypatch):
+        from grader.problems.catalog import load_problem
+        from grader.run import python_layout
+        from harness import python_frameworks, python_worker
+
+        problem = load_problem("softmax")
+        test = problem.tests_for("triton")[1]
+        m, n = test.sizes["M"], test.sizes["N"]
+        self.shape = (m, n)
+        self.log: list[str] = []
+        monkeypatch.setattr(python_frameworks, "start", lambda track: _RecordingFramework(self.log))
+        self.supervisor, self.theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.supervisor.settimeout(30)  # a worker that never answers fails the test instead of hanging it
+        layout = python_layout.layout(problem, [test])
+        self.worker = python_worker.Worker("triton", self.theirs, "submission.py", layout)
+        self.stride = 2 * m * n * 4
+        self.worker.region, self.worker.region_bytes = self.REGION, self.stride
+        self.worker.done = self.REGION + self.DONE_OFFSET
+        self.go_page = _GoPage()
+        self.worker.go_word = python_worker.map_go_word(os.dup(self.go_page.fd))
+        self.worker.solve = lambda *arguments: self.log.append("solve")
+        self.offsets = (0, m * n * 4) + (0,) * (kjp2.MAX_BUFFERS - 2)
+        self.values = (m, n) + (0,) * (kjp2.MAX_INTS - 2)
+
+    def go(self, kind: int, mark: int) -> kjp2.Go:
+        return kjp2.Go(kind, 7, 2, 2, self.offsets, self.values, 1, 0b10, self.stride, mark=mark)
+
+    def raise_go(self, mark: int) -> None:
+        self.go_page.raise_go(mark)
+
+    def replies(self) -> tuple[int, int]:
+        return kjp2.unpack_reply(self.supervisor.recv(64))[:2]
+
+    def close(self) -> None:
+        for end in (self.supervisor, self.theirs):
+            end.close()
+        self.go_page.close()
+
+
 def test_a_calibration_call_makes_solves_arrays_before_its_first_event_as_a_call_does(monkeypatch):
     # The rest the supervisor calibrates with EMPTY must hold the Python time a CALL spends before its first event
     # (making solve's arrays): left out, an honest Triton call's clock bound sat 130 us over its claim (H100).
-    from grader.problems.catalog import load_problem
-    from grader.run import python_layout
-    from harness import python_frameworks, python_worker
-
-    problem = load_problem("softmax")
-    test = problem.tests_for("triton")[1]
-    m, n = test.sizes["M"], test.sizes["N"]
-    log: list[str] = []
-    monkeypatch.setattr(python_frameworks, "start", lambda track: _RecordingFramework(log))
-    supervisor, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    worker = python_worker.Worker("triton", theirs, "submission.py", python_layout.layout(problem, [test]))
-    stride = 2 * m * n * 4
-    worker.region, worker.region_bytes = 1 << 40, stride
-    worker.solve = lambda *arguments: log.append("solve")
-    offsets = (0, m * n * 4) + (0,) * (kjp2.MAX_BUFFERS - 2)
-    values = (m, n) + (0,) * (kjp2.MAX_INTS - 2)
+    softmax = _Softmax(monkeypatch)
     runs = {}
-    for kind in (kjp2.EMPTY, kjp2.CALL):
-        log.clear()
-        worker.answer(kjp2.Go(kind, 7, 2, 2, offsets, values, 1, 0b10, stride))
-        assert kjp2.unpack_reply(supervisor.recv(64))[:2] == (kjp2.DONE, 7)
-        runs[kind] = list(log)
-    made_then_timed = [f"array {(m, n)}", f"array {(m, n)}", "event"]
+    for mark, kind in enumerate((kjp2.EMPTY, kjp2.CALL), start=1):
+        softmax.log.clear()
+        softmax.raise_go(mark)  # already raised: the worker goes on at once
+        softmax.worker.answer(softmax.go(kind, mark))
+        assert [softmax.replies(), softmax.replies()] == [(kjp2.READY, 7), (kjp2.DONE, 7)]
+        runs[kind] = list(softmax.log)
+    made_then_timed = [f"array {softmax.shape}", f"array {softmax.shape}", "event"]
     assert runs[kjp2.EMPTY][:3] == runs[kjp2.CALL][:3] == made_then_timed
     assert "touch" in runs[kjp2.EMPTY] and "solve" in runs[kjp2.CALL]
-    supervisor.close()
-    theirs.close()
+    softmax.close()
+
+
+def test_a_call_says_ready_waits_for_its_mark_on_go_and_writes_it_into_done_after_its_work(monkeypatch):
+    # The supervisor's first event is recorded before it raises GO and its second waits for the DONE word: solve
+    # may start only once GO holds this call's mark (not the last call's), and DONE is marked only after solve's
+    # "returned" event, on the same stream.
+    softmax = _Softmax(monkeypatch)
+    softmax.raise_go(4)  # the last call's mark
+    call = threading.Thread(target=softmax.worker.answer, args=(softmax.go(kjp2.CALL, 5),), daemon=True)
+    call.start()
+    assert softmax.replies() == (kjp2.READY, 7)
+    softmax.supervisor.settimeout(0.5)  # no poll shows that nothing comes: a worker that did not wait answers in us
+    with pytest.raises(TimeoutError):
+        softmax.supervisor.recv(64)
+    softmax.supervisor.settimeout(30)
+    softmax.log.append("GO raised")
+    softmax.raise_go(5)
+    assert softmax.replies() == (kjp2.DONE, 7)
+    call.join()
+    done = f"write 5 at {softmax.REGION + softmax.DONE_OFFSET:#x}"
+    made = [f"array {softmax.shape}"] * 2
+    assert softmax.log == [*made, "GO raised", "event", "solve", "event", done, "event"]
+    softmax.close()
