@@ -100,8 +100,7 @@ class Worker:
     def answer(self, go: kjp2.Go) -> None:
         """A CALL (solve on each set) or an EMPTY (the calibration's stand-in), timed and answered. Both
         make solve's arrays before the first event and hold them until the call ends, so that the rest the
-        supervisor calibrates with EMPTY includes that Python time (tens of microseconds a call; left out, an
-        honest Triton call's clock bound sat 130 us over its claim on the H100)."""
+        supervisor calibrates with EMPTY includes the same steps."""
         if go.ints > kjp2.MAX_INTS or not valid(go, self.region_bytes):
             fail("malformed call")
         made = [self.arguments(go, s) for s in range(go.sets if go.buffers or go.kind == kjp2.CALL else 0)]

@@ -2,7 +2,7 @@
 # mode: submit
 # message: cupy.cuda.get_elapsed_time is not allowed
 # Hostile (cupy): patches CuPy's event timer, which the Python worker uses for its claim. Refused by the import
-# check (cupy.cuda); were it to pass, the supervisor's clock bound would reject the claim.
+# check (cupy.cuda); were it to pass, a claim of a microsecond against the judge's clock is a forged timer.
 import cupy
 
 cupy.cuda.get_elapsed_time = lambda start, end: 0.001

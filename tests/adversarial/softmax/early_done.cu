@@ -3,9 +3,9 @@
 // Cheat (returns before its work is done): patches the worker's GOT slots for cudaDeviceSynchronize,
 // cudaEventSynchronize and cudaEventElapsedTime (dl_iterate_phdr, no dlopen/dlsym), so the worker answers
 // DONE while the kernel still runs and claims 1 ns per call; the answers are computed honestly, by a kernel
-// that goes on after DONE. The supervisor's clock runs until it has copied the outputs, so the kernel's time
-// is inside its interval (or the copy holds unfinished outputs: wrong_answer), and a claim under its bound in
-// most timed calls is a forged timer: rejected.
+// that goes on after DONE. The judge's clock stops only when the worker's stream writes the DONE word, after
+// the kernel on that stream, so the kernel's time is inside it (or the snapshot holds unfinished outputs), and
+// a claim of 1 ns against it is a forged timer: rejected.
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>

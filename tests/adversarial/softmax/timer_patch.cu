@@ -1,6 +1,7 @@
 // expect: rejected
 // mode: submit
-// Closed on the CUDA track: the worker's event times count only within the supervisor's bound (its own clock).
+// Closed on the CUDA track: the score is the judge's clock (the supervisor's own events); a claim half of it is a
+// forged timer.
 // Cheat (patches the timer): finds the harness executable's relocation for cudaEventElapsedTime
 // (dl_iterate_phdr, no dlopen/dlsym) and points that GOT slot at its own function, which halves every time
 // longer than what moving the last call's bytes at 3.0 TB/s takes, never going below that (so never below

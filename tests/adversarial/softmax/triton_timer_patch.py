@@ -2,8 +2,8 @@
 # mode: submit
 # message: torch.cuda.Event.elapsed_time is not allowed
 # Hostile (triton): patches PyTorch's event timer, which the Python worker uses for its claim, to report a
-# tenth of each call. The import check refuses torch.cuda outright; were it to pass, the supervisor's clock
-# bound would still reject the claim (as timer_patch.cu).
+# tenth of each call. The import check refuses torch.cuda outright; were it to pass, a tenth of the judge's
+# clock is a forged timer (as timer_patch.cu).
 import torch
 import triton
 import triton.language as tl
