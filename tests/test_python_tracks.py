@@ -116,7 +116,6 @@ def test_an_honest_triton_kernel_may_compute_inside_its_kernel(softmax):
             ".copy_ is not allowed outside a kernel",
         ),
         ("def solve(input, output, M, N):\n    output.copy_(input @ input)\n", "`@`"),
-        ("def solve(input, output, M, N):\n    torch.cuda.synchronize()\n", "torch.cuda.synchronize is not allowed"),
         (
             "torch.cuda.Event.elapsed_time = lambda a, b: 0.001\ndef solve(input, output, M, N):\n    pass\n",
             "torch.cuda.Event.elapsed_time",
@@ -131,7 +130,8 @@ def test_an_honest_triton_kernel_may_compute_inside_its_kernel(softmax):
         ("def solve(input, output, M, N):\n    input.__class__\n", "__class__ is not allowed"),
         ("from torch import softmax\ndef solve(input, output, M, N):\n    pass\n", "torch.softmax is not allowed"),
         ("import os\ndef solve(input, output, M, N):\n    pass\n", "`import os` is not allowed"),
-        ("def solve(input, output, M, N):\n    import triton.testing\n", "`import triton.testing` is not allowed"),
+        ("def solve(input, output, M, N):\n    torch.cuda.comm.reduce_add([input])\n", "torch.cuda.comm"),
+        ("def solve(input, output, M, N):\n    kernel._compile()\n", "the attribute _compile is not allowed"),
     ],
 )
 def test_the_triton_track_refuses_library_solves_and_reaching_around_the_rules(softmax, body, named):
@@ -141,13 +141,36 @@ def test_the_triton_track_refuses_library_solves_and_reaching_around_the_rules(s
     assert "Triton track: solve receives PyTorch CUDA tensors" in refused  # the rules come with the refusal
 
 
+def test_the_official_triton_fused_softmax_tutorial_passes_the_rules(softmax):
+    # device properties through triton.runtime.driver, warmup and _init_handles: nothing in it computes the answer
+    # outside its kernel, and with the judge's clock outside the worker nothing in it can forge a time
+    source = (REPO / "tests/adversarial/softmax/triton_tutorial_fused_softmax.py").read_bytes()
+    result = python_check.check(softmax, source, "tutorial.py", "triton")
+    assert (result.compile_error, result.refused) == ("", "")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "def solve(input, output, M, N):\n    s = torch.cuda.Stream()\n    with torch.cuda.stream(s):\n        pass\n"
+        "    torch.cuda.synchronize()\n",
+        "import triton.testing\ndef solve(input, output, M, N):\n    pass\n"
+        "ms = triton.testing.do_bench(lambda: None)\n",
+        "def solve(input, output, M, N):\n    e = torch.cuda.Event(enable_timing=True)\n    e.record()\n",
+    ],
+    ids=["streams", "do_bench", "events"],
+)
+def test_the_triton_track_allows_streams_events_and_its_own_benchmarks(softmax, body):
+    assert _refusal(softmax, body, "triton") == ""
+
+
 @pytest.mark.parametrize(
     ("body", "named"),
     [
         ("def solve(input, output, M, N):\n    cupy.matmul(input, input, out=output)\n", "cupy.matmul is not allowed"),
         ("def solve(input, output, M, N):\n    output[...] = cupy.linalg.norm(input)\n", "cupy.linalg.norm"),
         ("def solve(input, output, M, N):\n    output[...] = input.sum(axis=1)\n", ".sum is not allowed"),
-        ("def solve(input, output, M, N):\n    cupy.cuda.Stream().use()\n", "cupy.cuda.Stream"),
+        ("def solve(input, output, M, N):\n    cupy.cuda.cublas.sgemm()\n", "cupy.cuda.cublas"),
         ("def solve(input, output, M, N):\n    output.set(input.get())\n", ".get is not allowed"),
     ],
 )

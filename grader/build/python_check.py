@@ -16,7 +16,13 @@ import ast
 from dataclasses import dataclass, field
 
 from grader import python_ast
-from grader.problems.python_rules import COMPUTE_METHODS, FORBIDDEN_BUILTINS, Rules, rules_for
+from grader.problems.python_rules import (
+    ALLOWED_PRIVATE_ATTRIBUTES,
+    COMPUTE_METHODS,
+    FORBIDDEN_BUILTINS,
+    Rules,
+    rules_for,
+)
 from grader.problems.spec import Problem
 
 MAX_FINDINGS = 5  # shown in the verdict's message
@@ -143,7 +149,7 @@ class _Checker(ast.NodeVisitor):
             elif not isinstance(node.ctx, ast.Load):
                 self.refuse(node, f"{dotted} may not be assigned or deleted")
             return
-        if node.attr.startswith("_"):
+        if node.attr.startswith("_") and node.attr not in ALLOWED_PRIVATE_ATTRIBUTES:
             self.refuse(node, f"the attribute {node.attr} is not allowed (no attribute starting with _)")
         elif node.attr in COMPUTE_METHODS and not self.in_kernel:
             self.refuse(

@@ -23,6 +23,10 @@ FORBIDDEN_BUILTINS = frozenset(
     | {"breakpoint"}
 )
 
+# The attributes starting with `_` a Triton user's code ordinarily calls (the official fused-softmax tutorial
+# loads a warmed-up kernel's handles to read its registers and shared memory).
+ALLOWED_PRIVATE_ATTRIBUTES = frozenset({"_init_handles"})
+
 # Methods of tensors and arrays that compute, copy or move data: on a kernel track a submission's own kernels
 # do that. Applies to any object outside a kernel (the source says no types: `d.copy()` of a dict is refused too).
 COMPUTE_METHODS = frozenset(

@@ -20,12 +20,17 @@ May import: cupy, math, typing, functools.
 From cupy, host code may use only: the kernel classes above, cupy.empty, empty_like, zeros, zeros_like,
 cupy.ndarray, the dtypes (cupy.float32, cupy.int32, ...), and an array's shape, strides, dtype, size, nbytes,
 itemsize, ndim, data.ptr and views (view, T, transpose).
+From cupy.cuda: Device, Stream, Event, get_current_stream, get_elapsed_time and cupy.cuda.runtime's device
+queries (getDeviceProperties, getDevice, getDeviceCount, deviceSynchronize).
 Not allowed: CuPy routines and operators that compute (cupy.matmul, cupy.linalg, cupy.sum, x @ y, x.sum(),
-x + y on arrays), cupy.cuda (streams, events, synchronisation), reading files, importing anything else (the
-judge's own modules included), and names reached at run time (getattr, eval, exec, attributes starting
-with _). A bfloat16 buffer is its raw bits (cupy.uint16), an fp8 e4m3 one too (cupy.uint8)."""
+x + y on arrays), reading files, importing anything else (the judge's own modules included), and names
+reached at run time (getattr, eval, exec, attributes starting with _). A bfloat16 buffer is its raw bits (cupy.uint16), an fp8 e4m3 one too (cupy.uint8)."""
 
 DTYPES = "float32 float16 float64 int32 int64 int16 int8 uint32 uint16 uint8 uint64 bool_"
+# cupy.cuda's devices, streams, events and device queries: the judge's clock is not in the worker, so timing or
+# synchronising one's own work forges nothing (docs/timing.md, "The judge's clock")
+CUPY_CUDA = "Device Stream Event get_current_stream get_elapsed_time"
+CUPY_RUNTIME = "getDeviceProperties getDevice getDeviceCount deviceSynchronize"
 
 RULES = PythonRules(
     track=NAME,
@@ -47,6 +52,8 @@ RULES = PythonRules(
             ]
         ]
         + [f"cupy.{name}" for name in DTYPES.split()]
+        + [f"cupy.cuda.{name}" for name in CUPY_CUDA.split()]
+        + [f"cupy.cuda.runtime.{name}" for name in CUPY_RUNTIME.split()]
     ),
     namespaces=frozenset({"math", "typing", "functools"}),
     kernel_decorators=frozenset(),

@@ -12,30 +12,45 @@ NAME = "triton"
 
 SUMMARY = """\
 Triton track: solve receives PyTorch CUDA tensors and launches @triton.jit kernels, which do the work.
-May import: torch, triton, triton.language, math, typing, functools.
+May import: torch, triton, triton.language, triton.runtime, triton.testing, math, typing, functools.
 From torch, host code may use only: torch.empty, empty_like, empty_strided, zeros, zeros_like, the dtypes
-(torch.float32, ...), torch.Tensor, and a tensor's shape, strides, dtype, numel, data_ptr, stride, size,
-element_size, is_contiguous, dim, and views (view, t, T, transpose, permute, unsqueeze, squeeze, narrow).
-From triton: jit, autotune, heuristics, Config, cdiv, next_power_of_2, and triton.language.
+(torch.float32, ...), torch.Tensor, torch.device, and a tensor's shape, strides, dtype, numel, data_ptr, stride,
+size, element_size, is_contiguous, dim, and views (view, t, T, transpose, permute, unsqueeze, squeeze, narrow);
+torch.cuda's streams, events, synchronisation and device queries (Event, Stream, current_stream, synchronize,
+get_device_properties, ...).
+From triton: jit, autotune, heuristics, Config, cdiv, next_power_of_2, triton.language, triton.runtime.driver
+(device properties), triton.testing (do_bench), and a compiled kernel's warmup and _init_handles.
 Not allowed: PyTorch operators or routines that compute (torch.matmul, torch.softmax, torch.nn.functional,
-x + y on tensors, x.sum(), x.copy_(...)), torch.cuda (streams, events, synchronisation), triton.testing,
-reading files, importing anything else (the judge's own modules included), and names reached at run time
-(getattr, eval, exec, attributes starting with _)."""
+x + y on tensors, x.sum(), x.copy_(...)), reading files, importing anything else (the judge's own modules
+included), and names reached at run time (getattr, eval, exec, other attributes starting with _)."""
 
 DTYPES = "float32 float16 bfloat16 float8_e4m3fn float64 int32 int64 int16 int8 uint8 bool"
+# torch.cuda's streams, events, synchronisation and device queries: the judge's clock is not in the worker, so
+# timing or synchronising one's own work forges nothing (docs/timing.md, "The judge's clock")
+TORCH_CUDA = (
+    "Event Stream current_stream default_stream stream set_stream synchronize get_device_properties "
+    "current_device device_count is_available get_device_name get_device_capability"
+)
 
 RULES = PythonRules(
     track=NAME,
-    modules=frozenset({"torch", "triton", "triton.language", "math", "typing", "functools"}),
+    modules=frozenset(
+        {"torch", "triton", "triton.language", "triton.runtime", "triton.testing", "math", "typing", "functools"}
+    ),
     allowed=frozenset(
-        [f"torch.{name}" for name in ["empty", "empty_like", "empty_strided", "zeros", "zeros_like", "Tensor", "dtype"]]
+        [
+            f"torch.{name}"
+            for name in ["empty", "empty_like", "empty_strided", "zeros", "zeros_like", "Tensor", "dtype", "device"]
+        ]
         + [f"torch.{name}" for name in DTYPES.split()]
+        + [f"torch.cuda.{name}" for name in TORCH_CUDA.split()]
         + [
             f"triton.{name}"
-            for name in ["jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "language"]
+            for name in ["jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "language", "testing"]
         ]
+        + ["triton.runtime", "triton.runtime.driver"]
     ),
-    namespaces=frozenset({"triton.language", "math", "typing", "functools"}),
+    namespaces=frozenset({"triton.language", "triton.runtime.driver", "triton.testing", "math", "typing", "functools"}),
     kernel_decorators=frozenset({"triton.jit", "triton.autotune", "triton.heuristics"}),
     summary=SUMMARY,
 )

@@ -1,8 +1,8 @@
 # expect: rejected
-# message: torch.cuda.Stream is not allowed
-# Hostile (triton): launches on a stream of its own so the work is not between the worker's events (as
-# side_stream.cu). Refused by the import check; were it to pass, the tail measured after solve returns would
-# reject it as side_stream.cu is.
+# Hostile (triton): launches on a stream of its own and returns without waiting for it, so the work is not
+# between the worker's events nor before the DONE word on its stream (as side_stream.cu). Streams are allowed;
+# leaving work running after solve returns is not: the work after the call (the tail) rejects it, and a
+# snapshot taken before the work ends holds unwritten outputs, which the judge's clock refuses too.
 import torch
 import triton
 import triton.language as tl

@@ -1,8 +1,8 @@
 # expect: rejected
-# message: torch.cuda.synchronize is not allowed
+# message: torch.cuda.synchronize may not be assigned
 # Hostile (triton): makes the worker's wait for the device a no-op, so DONE would go out while the kernel still
-# runs (as early_done.cu). Refused by the import check (torch.cuda); were it to pass, the supervisor's snapshot
-# after its own wait would hold unfinished outputs: wrong_answer.
+# runs (as early_done.cu). Refused by the source check (a module's names may be used, not replaced); were it to
+# pass, the DONE word still follows the kernel on the worker's stream, so the judge's clock covers it.
 import torch
 import triton
 import triton.language as tl
