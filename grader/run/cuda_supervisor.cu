@@ -132,17 +132,17 @@ void allocate(const std::vector<Case>& cases) {
     check(cudaMalloc(&g_guard_flags, MAX_BATCH * sizeof(unsigned)), "allocating the guards' flags");
     check(cudaMalloc(&g_unwritten, sizeof(unsigned)), "allocating the outputs' check");
     g_done = base + g_done_offset;
-    // The GO page: written by this process (its GPU) only; sealed against new writable mappings before the
-    // worker gets it, so the worker can map it read-only and no other way.
+    // The GO page: written by this process (its GPU, or its CPU for the empty calls) only. Pinned and mapped for
+    // the GPU first, then sealed against new writable mappings, so the worker can map it read-only and no other
+    // way (a hardening: a worker that raised GO itself would only start before its inputs exist).
     g_go_fd = memfd_create("kerneljudge-go", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (g_go_fd < 0 || ftruncate(g_go_fd, kjp::PAGE) != 0) die(EXIT_INTERNAL, "cannot make the GO page");
     void* page = mmap(nullptr, kjp::PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, g_go_fd, 0);
     if (page == MAP_FAILED) die(EXIT_INTERNAL, "cannot map the GO page");
-    if (fcntl(g_go_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0)
-        die(EXIT_INTERNAL, "cannot seal the GO page");
     g_go_host = static_cast<volatile uint32_t*>(page);
     check(cudaHostRegister(page, kjp::PAGE, cudaHostRegisterMapped | cudaHostRegisterPortable), "pinning the GO page");
     check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&g_go_device), page, 0), "mapping the GO page");
+    fcntl(g_go_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL);
 }
 
 // MAP, with the region's file descriptor and the GO page's, and the worker's MAPPED.
