@@ -37,9 +37,8 @@ extern "C" void kerneljudge_entry(void** p, const int* n) {
 """
 HONEST = "#define BEFORE_LAUNCH\n"
 
-# The worker's cudaEventElapsedTime patched through its GOT to claim FORGED, an expression of what its events
-# measured (`*ms`, in ms) and of how many times it was called (`calls`): a forged timer.
-TIMER_PATCH = r"""
+# The worker's GOT slot for SYMBOL pointed at `scaled`, a function HOOK defines (dl_iterate_phdr, no dlopen/dlsym).
+GOT_PATCH = r"""
 #include <cuda_runtime.h>
 #include <elf.h>
 #include <link.h>
@@ -47,15 +46,7 @@ TIMER_PATCH = r"""
 #include <unistd.h>
 #include <algorithm>
 #include <cstring>
-using ElapsedFn = cudaError_t (*)(float*, cudaEvent_t, cudaEvent_t);
-static ElapsedFn real_elapsed = cudaEventElapsedTime;
-static int calls = 0;
-static cudaError_t scaled(float* ms, cudaEvent_t a, cudaEvent_t b) {
-    cudaError_t e = real_elapsed(ms, a, b);
-    ++calls;
-    *ms = FORGED;
-    return e;
-}
+HOOK
 static int patch(dl_phdr_info* info, size_t, void*) {
     const ElfW(Dyn)* dyn = nullptr;
     for (int i = 0; i < info->dlpi_phnum; ++i)
@@ -73,7 +64,7 @@ static int patch(dl_phdr_info* info, size_t, void*) {
     const ElfW(Sym)* syms = (const ElfW(Sym)*)fix(symtab);
     const char* names = (const char*)fix(strtab);
     for (size_t k = 0; r && k < size / sizeof(ElfW(Rela)); ++k) {
-        if (std::strcmp(names + syms[ELF64_R_SYM(r[k].r_info)].st_name, "cudaEventElapsedTime") != 0) continue;
+        if (std::strcmp(names + syms[ELF64_R_SYM(r[k].r_info)].st_name, "SYMBOL") != 0) continue;
         void** slot = (void**)(info->dlpi_addr + r[k].r_offset);
         long page = sysconf(_SC_PAGESIZE);
         mprotect((void*)((uintptr_t)slot & ~(uintptr_t)(page - 1)), page, PROT_READ | PROT_WRITE);
@@ -83,6 +74,21 @@ static int patch(dl_phdr_info* info, size_t, void*) {
 }
 #define BEFORE_LAUNCH dl_iterate_phdr(patch, nullptr);
 """
+
+# The worker's cudaEventElapsedTime patched to claim FORGED, an expression of what its events measured (`*ms`, in
+# ms) and of how many times it was called (`calls`): a forged timer.
+TIMER_PATCH = GOT_PATCH.replace("SYMBOL", "cudaEventElapsedTime").replace(
+    "HOOK",
+    """using ElapsedFn = cudaError_t (*)(float*, cudaEvent_t, cudaEvent_t);
+static ElapsedFn real_elapsed = cudaEventElapsedTime;
+static int calls = 0;
+static cudaError_t scaled(float* ms, cudaEvent_t a, cudaEvent_t b) {
+    cudaError_t e = real_elapsed(ms, a, b);
+    ++calls;
+    *ms = FORGED;
+    return e;
+}""",
+)
 
 
 def library_of(folder: Path, source: str) -> Path:

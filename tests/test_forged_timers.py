@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from supervised_runs import HONEST, SPIN_COPY, TIMER_PATCH, request_text, run
+from supervised_runs import GOT_PATCH, HONEST, SPIN_COPY, TIMER_PATCH, request_text, run
 
 from grader.judge import benchmarks, supervisor_records
 from grader.perf import stats
@@ -40,16 +40,8 @@ CLAIMS = {
 }
 
 # The worker's DONE reply rewritten on its way out (send, through the GOT): its call_ms times 0.9.
-REPLY_PATCH = TIMER_PATCH.replace('"cudaEventElapsedTime"', '"send"').replace(
-    """using ElapsedFn = cudaError_t (*)(float*, cudaEvent_t, cudaEvent_t);
-static ElapsedFn real_elapsed = cudaEventElapsedTime;
-static int calls = 0;
-static cudaError_t scaled(float* ms, cudaEvent_t a, cudaEvent_t b) {
-    cudaError_t e = real_elapsed(ms, a, b);
-    ++calls;
-    *ms = FORGED;
-    return e;
-}""",
+REPLY_PATCH = GOT_PATCH.replace("SYMBOL", "send").replace(
+    "HOOK",
     """#include <sys/socket.h>
 struct Reply { unsigned magic, kind; unsigned long long call; double call_ms, tail_ms; };
 static ssize_t scaled(int fd, const void* data, size_t size, int flags) {
