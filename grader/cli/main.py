@@ -212,7 +212,7 @@ def _trust(local: bool, root: bool) -> str:
     """What a submission can and cannot forge with this sandbox (docs/security.md)."""
     said = (
         "a trusted supervisor on both tracks: it makes the inputs, keeps the outputs and writes every record; "
-        "CPU: its clock alone; CUDA: the worker's events, believed within its clock's bound (docs/timing.md)"
+        "the score is its clock on both (CUDA: its own events around the worker's work, docs/timing.md)"
     )
     if not local:
         return said + "; it runs on the host, the worker in the container, whose mounts hold none of its records"

@@ -117,7 +117,7 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
 
 def validate_rows(problem: Problem, track: str = cuda.NAME, progress=None) -> list[dict]:
     """The track's top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration;
-    the top rung's rows also carry the supervisor's own clock (bound_us), for its fidelity against ncu."""
+    the top rung's rows also carry the judge's clock (bound_us), for its fidelity against ncu."""
     import triton.testing
 
     fp32_only()
