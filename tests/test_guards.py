@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 
 import pytest
-from test_supervisor import _request, _run, folders  # noqa: F401 (folders is a fixture)
+from test_supervisor import _request, _run
 
 from grader.judge import pipeline, supervisor_records
 from grader.problems.catalog import load_problem
@@ -59,7 +59,7 @@ def _written(then: str) -> str:
     ],
     ids=["one_past", "255_past", "a_block_past", "one_before", "eight_before", "input_slack", "unprotected_fence"],
 )
-def test_a_write_into_a_guard_ends_the_run_with_its_record(folders, then, record):  # noqa: F811
+def test_a_write_into_a_guard_ends_the_run_with_its_record(folders, then, record):
     result = _run(folders, _written(then), _request(secrets.randbits(128), COUNT, "check 2"), COUNT)
     try:
         assert (result.trusted / "overrun").read_text() == record + "\n"
@@ -69,7 +69,7 @@ def test_a_write_into_a_guard_ends_the_run_with_its_record(folders, then, record
         supervised.remove_trusted(result.trusted)
 
 
-def test_a_write_past_the_canary_faults_on_the_fence(folders):  # noqa: F811
+def test_a_write_past_the_canary_faults_on_the_fence(folders):
     result = _run(folders, _written(f"out[{PAST_THE_FENCE}] = 1.0f"), _request(secrets.randbits(128), COUNT), COUNT)
     try:
         assert result.outcome.signal_name == "SIGSEGV", (result.outcome.returncode, result.outcome.stderr)
@@ -78,7 +78,7 @@ def test_a_write_past_the_canary_faults_on_the_fence(folders):  # noqa: F811
         supervised.remove_trusted(result.trusted)
 
 
-def test_an_honest_call_leaves_no_record_in_tests_or_timed_calls(folders):  # noqa: F811
+def test_an_honest_call_leaves_no_record_in_tests_or_timed_calls(folders):
     result = _run(folders, _written("(void)0"), _request(secrets.randbits(128), COUNT, "bench 5 8 2000 3"), COUNT)
     try:
         assert (result.trusted / "progress").read_text().splitlines()[-1].startswith("done")
@@ -87,7 +87,7 @@ def test_an_honest_call_leaves_no_record_in_tests_or_timed_calls(folders):  # no
         supervised.remove_trusted(result.trusted)
 
 
-def test_a_timed_call_that_writes_past_the_end_is_recorded_with_its_number(folders):  # noqa: F811
+def test_a_timed_call_that_writes_past_the_end_is_recorded_with_its_number(folders):
     # calls 0-3 are honest (warm-up at the least); the fifth writes one element past the end
     then = "static int calls = 0; if (calls++ == 4) out[n[0]] = 1.0f"
     result = _run(folders, _written(then), _request(secrets.randbits(128), COUNT, "bench 5 8 2000 3"), COUNT)
