@@ -331,12 +331,14 @@ void flush_cache() {
 struct Call {
     double gpu_ms = 0;      // the judge's clock: the supervisor's events from GO to the DONE word (work + overhead)
     double own_gpu_ms = 0;  // the supervisor's own GPU work around it (inputs, flush, snapshot), by its events
+    double after_ms = 0;    // the supervisor's GPU work after the DONE word (snapshot, poison count), by its events
     double wall_ms = 0;     // the supervisor's host clock over the whole call, for the record
     kjp::Reply reply{};     // the worker's claim (call_ms, tail_ms over the whole batch)
 };
 
-// The supervisor's events of a call, after the worker's READY: inputs | GO .. DONE word (the judge's clock) | snapshot.
-enum Mark { INPUTS, GO, DONE_WORD, SNAPSHOT_TAKEN, MARKS };
+// The supervisor's events of a call, after the worker's READY: inputs | GO .. DONE word (the judge's clock) | snapshot
+// | poison count.
+enum Mark { INPUTS, GO, DONE_WORD, SNAPSHOT_TAKEN, COUNTED, MARKS };
 cudaEvent_t g_marks[MARKS];
 int g_wake_latency_held = 0;  // 1 while this process holds the PM QoS request (see CPU_WAKE_LATENCY_US)
 
@@ -410,6 +412,7 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
         snapshot(c, sets, timed);
         check(cudaEventRecord(g_marks[SNAPSHOT_TAKEN], g_stream), "keeping the outputs");
         if (timed) count_unwritten(c, sets);
+        check(cudaEventRecord(g_marks[COUNTED], g_stream), "checking the outputs");
         fate = receive(kjp::DONE, index, &out->reply, CALL_SPIN_MS);
     }
     Fate frozen = freeze();
@@ -431,6 +434,7 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
     }
     out->gpu_ms = elapsed_ms(g_marks[GO], g_marks[DONE_WORD]);
     out->own_gpu_ms = elapsed_ms(g_marks[INPUTS], g_marks[GO]) + elapsed_ms(g_marks[DONE_WORD], g_marks[SNAPSHOT_TAKEN]);
+    out->after_ms = elapsed_ms(g_marks[DONE_WORD], g_marks[COUNTED]);
     return fate != Fate::OK ? fate : frozen;
 }
 
@@ -608,7 +612,9 @@ Fate run_bench(const Case& c, const Calibration& cal) {
         *judged = std::max(0.0, judge_ms(one, cal) / batch);
         *claimed = one.reply.call_ms / batch;
         if (!std::isfinite(*claimed) || *claimed < 0) *claimed = 0;  // a record the grader refuses
-        *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms) : 0;
+        // The worker's tail ends with an event its context can stamp only once this one's work after the DONE word
+        // (snapshot, poison count) has had the GPU: the contexts take turns. That work is not the program's.
+        *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms - one.after_ms) : 0;
         char line[200];
         std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f %.6f %.6f", (unsigned long long)index, *judged, *claimed,
                       one.gpu_ms / batch, one.own_gpu_ms / batch, one.wall_ms / batch);
