@@ -2,8 +2,9 @@
 then one thread keeps the GPU busy) whose worker claims less than its events measured, by a constant (10, 50, 100,
 300 us), by a factor (0.95, 0.9), only in every other call or only after the warm-up, through the GOT's
 cudaEventElapsedTime or by rewriting the worker's reply on its way out; and one that writes the DONE word itself
-before its work starts. Each is rejected, or scored within 1% of the same kernel's honest score measured in the
-same test: what the grader's rule (benchmarks.scored) makes of the records is what a verdict would say.
+before its work starts. Each is rejected, or scored no lower than the judge's clock of its own run less the margin
+within which a claim stands in for it (1%, at least 2 us), and no lower than the same kernel's honest score in another
+run less twice that margin: what the grader's rule (benchmarks.scored) makes of the records is what a verdict would say.
 
 Run with `pytest -s` to print the table (one "forgery |" line per case). Needs a CUDA GPU (marked gpu).
 """
@@ -122,6 +123,11 @@ def _scored(result: supervised.Result) -> tuple[dict, float, str]:
     return benchmarks.scored(stats.summarise_ms([row[1] for row in parsed[1]]), stats.summarise_ms(judged))
 
 
+def _margin_ms(ms: float) -> float:
+    """What a claim may differ from the judge's clock and still stand in for it (benchmarks.scored)."""
+    return max(benchmarks.AGREE_FRACTION * ms, benchmarks.AGREE_MIN_MS)
+
+
 def _forgeries() -> list:
     cases = [(name, TIMER_PATCH.replace("FORGED", claim), SPIN_COPY) for name, claim in CLAIMS.items()]
     cases += [
@@ -148,13 +154,18 @@ def test_a_forgery_is_rejected_or_gains_under_one_percent(tmp_path_factory, fold
             outcome = f"rejected: {violation or result.outcome.stderr[-200:]}"
             score_ms = None
         else:
-            summary, _judge_ms, said = _scored(result)
+            summary, judge_ms, said = _scored(result)
             score_ms = None if said.startswith("forged") else summary["median_us"] * 1e-3
             outcome = said if score_ms is None else f"accepted, {said}"
         shown = f"{score_ms * 1e3:.2f} us" if score_ms is not None else "-"
         print(f"\nforgery | {request.node.callspec.id} | {outcome} | {shown} | honest {honest_ms * 1e3:.2f} us")
-        assert score_ms is None or score_ms >= honest_ms * 0.99, (
-            f"{request.node.callspec.id}: scored {score_ms * 1e3:.2f} us, honest {honest_ms * 1e3:.2f} us"
-        )
+        if score_ms is not None:
+            # The rule: a claim stands in for the judge's clock of the same run only within the agreement margin.
+            assert score_ms >= judge_ms - _margin_ms(judge_ms) - 1e-9, f"scored {score_ms * 1e3:.2f} us"
+            # The judge's clock itself was not fooled: the honest kernel's score in another run, less the margin
+            # the rule grants and as much again for the two runs' calibrations (about 1 us apart at 20 us).
+            assert score_ms >= honest_ms - 2 * _margin_ms(honest_ms), (
+                f"{request.node.callspec.id}: scored {score_ms * 1e3:.2f} us, honest {honest_ms * 1e3:.2f} us"
+            )
     finally:
         supervised.remove_trusted(result.trusted)

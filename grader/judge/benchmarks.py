@@ -22,7 +22,7 @@ from grader.sandbox.base import Outcome
 from grader.verdict.model import BenchmarkResult, Verdict
 from grader.verdict.status import Status
 
-TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over an empty call's tail
+TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over the calibration stand-in's tail
 # GPU tracks: the score is the judge's clock (the supervisor's own events from GO to the DONE word, less the
 # calibrated overhead: grader/boundary/protocol.h, docs/timing.md "The judge's clock"). The worker's claim (its own
 # events: precise, but in the process the submission controls) stands in for it only where the two medians agree
@@ -83,7 +83,7 @@ def judge(
         if on_gpu and median_tail > tail_overhead + max(TAIL_SLACK_MS, 0.5 * median_ms):
             return Status.REJECTED, (
                 f"{name}: device work went on {median_tail:.3f} ms after solve returned "
-                f"(an empty call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
+                f"(an honest stand-in call: {tail_overhead:.3f} ms): work on a side stream is not timed, "
                 "so it is not allowed"
             )
         audit = _audit(problem, case, out, _sampled_calls(rows, batch), tracks.get(track).device.audits_per_benchmark)

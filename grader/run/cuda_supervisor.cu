@@ -331,9 +331,9 @@ void flush_cache() {
 struct Call {
     double gpu_ms = 0;      // the judge's clock: the supervisor's events from GO to the DONE word (work + overhead)
     double own_gpu_ms = 0;  // the supervisor's own GPU work around it (inputs, flush, snapshot), by its events
-    double after_ms = 0;    // the supervisor's GPU work after the DONE word (snapshot, poison count), by its events
     double wall_ms = 0;     // the supervisor's host clock over the whole call, for the record
-    kjp::Reply reply{};     // the worker's claim (call_ms, tail_ms over the whole batch)
+    kjp::Reply reply{};     // the worker's claim (call_ms, tail_ms over the whole batch; the tail less this
+                            // process's GPU work after the DONE word)
 };
 
 // The supervisor's events of a call, after the worker's READY: inputs | GO .. DONE word (the judge's clock) | snapshot
@@ -434,7 +434,9 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
     }
     out->gpu_ms = elapsed_ms(g_marks[GO], g_marks[DONE_WORD]);
     out->own_gpu_ms = elapsed_ms(g_marks[INPUTS], g_marks[GO]) + elapsed_ms(g_marks[DONE_WORD], g_marks[SNAPSHOT_TAKEN]);
-    out->after_ms = elapsed_ms(g_marks[DONE_WORD], g_marks[COUNTED]);
+    // The worker's tail ends with an event its context can stamp only once this one's work after the DONE word
+    // (snapshot, poison count) has had the GPU, since the two contexts take turns: that work is not the program's.
+    out->reply.tail_ms -= elapsed_ms(g_marks[DONE_WORD], g_marks[COUNTED]);
     return fate != Fate::OK ? fate : frozen;
 }
 
@@ -453,7 +455,8 @@ struct Calibration {
     std::vector<RestAt> rests;  // by the worker's work, shortest first (the stand-in kernel alone, then longer)
     double spread_ms = 0;       // the largest interquartile range of the rest at one length
     double own_gpu_ms = 0;      // median of the supervisor's GPU work for one set
-    double empty_call_ms = 0, empty_tail_ms = 0;  // the worker's events around an empty launch
+    double empty_call_ms = 0;   // the worker's events around an empty launch
+    double stand_in_tail_ms = 0;  // median tail of the stand-in's shortest calls: an honest call's, switches and all
 };
 
 // The rest of a call whose worker worked `work_ms`: interpolated between the calibrated lengths, flat beyond
@@ -507,10 +510,11 @@ void warm_gpu() {
 }
 
 // `count` calls of the stand-in, each then keeping the GPU busy `spin_us`, back to back; the first `discarded`
-// are not kept. Adds the point (median work, median rest) to cal->rests and widens cal->spread_ms to its IQR.
+// are not kept. Adds the point (median work, median rest) to cal->rests and widens cal->spread_ms to its IQR; the
+// shortest calls (spin_us 0) also give cal->stand_in_tail_ms.
 Fate measure_rest(const Case& c, uint64_t first, int count, int discarded, uint32_t spin_us, Calibration* cal,
                   std::vector<double>* own) {
-    std::vector<double> rests, works;
+    std::vector<double> rests, works, tails;
     for (int i = 0; i < count; ++i) {
         Call one;
         Fate fate = call(c, kjp::EMPTY, first + i, 1, true, &one, spin_us);
@@ -518,8 +522,10 @@ Fate measure_rest(const Case& c, uint64_t first, int count, int discarded, uint3
         if (i < discarded) continue;
         rests.push_back(one.gpu_ms - one.reply.call_ms);
         works.push_back(one.reply.call_ms);
+        tails.push_back(one.reply.tail_ms);
         own->push_back(one.own_gpu_ms);
     }
+    if (spin_us == 0) cal->stand_in_tail_ms = median_of(tails);
     const double spread = percentile(rests, 0.75) - percentile(rests, 0.25);
     cal->rests.push_back({median_of(works), median_of(rests), spread});
     cal->spread_ms = std::max(cal->spread_ms, spread);
@@ -542,14 +548,14 @@ void shape_rests(std::vector<RestAt>* rests) {
 // one set (then, for the longer calls, keeps the GPU busy): its event time is true, so the interval's overhead is
 // what the supervisor's clock saw beyond it.
 Fate calibrate(const Case& c, Calibration* cal) {
-    std::vector<double> own, calls, tails;
+    std::vector<double> own, calls;
     // inputs no call of the case will ever get
     const uint64_t unused = ~uint64_t(0) - CALIBRATION_CALLS - LONG_CALLS * std::size(LONG_CALLS_US);
     for (int i = 0; i < EMPTY_CALLS; ++i) {
         kjp::Reply empty{};
         Fate fate = empty_call(&empty);
         if (fate != Fate::OK) return fate;
-        calls.push_back(empty.call_ms), tails.push_back(empty.tail_ms);
+        calls.push_back(empty.call_ms);
     }
     // Back to back, as the timed calls will run: whatever ran on the GPU just before (here, the previous
     // call's snapshot) changes what the next call's interval holds (a switch between the two contexts).
@@ -563,7 +569,7 @@ Fate calibrate(const Case& c, Calibration* cal) {
     if (fate != Fate::OK) return fate;
     shape_rests(&cal->rests);
     cal->own_gpu_ms = median_of(own);
-    cal->empty_call_ms = median_of(calls), cal->empty_tail_ms = median_of(tails);
+    cal->empty_call_ms = median_of(calls);
     return Fate::OK;
 }
 
@@ -612,9 +618,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
         *judged = std::max(0.0, judge_ms(one, cal) / batch);
         *claimed = one.reply.call_ms / batch;
         if (!std::isfinite(*claimed) || *claimed < 0) *claimed = 0;  // a record the grader refuses
-        // The worker's tail ends with an event its context can stamp only once this one's work after the DONE word
-        // (snapshot, poison count) has had the GPU: the contexts take turns. That work is not the program's.
-        *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms - one.after_ms) : 0;
+        *tail = std::isfinite(one.reply.tail_ms) ? std::max(0.0, one.reply.tail_ms) : 0;
         char line[200];
         std::snprintf(line, sizeof line, "%llu %.6f %.6f %.6f %.6f %.6f", (unsigned long long)index, *judged, *claimed,
                       one.gpu_ms / batch, one.own_gpu_ms / batch, one.wall_ms / batch);
@@ -679,7 +683,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     std::snprintf(header, sizeof header,
                   "mode %s batch %d overhead_ms %.6f tail_overhead_ms %.6f warmup %d clock_rest_ms %.6f "
                   "clock_spread_ms %.6f own_gpu_ms %.6f clock_rests_ms %s cpu_wake_latency_held %d",
-                  batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.empty_tail_ms, warmup,
+                  batch == 1 ? "single" : "batch", batch, cal.empty_call_ms, cal.stand_in_tail_ms, warmup,
                   cal.rests.front().rest_ms, cal.spread_ms, cal.own_gpu_ms, rests.c_str(), g_wake_latency_held);
     write_bench_records(c.name, header, lines, audits.kept());
     write_file(c.name + ".clock", clock.data(), clock.size(), false);
