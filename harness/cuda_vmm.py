@@ -2,7 +2,8 @@
 fetched as grader/boundary/cuda_driver.h fetches them (cuGetProcAddress for the CUDA 12.0 ABI of each call), so the
 worker imports the exported handle, reserves addresses, maps it read-write and releases the handle exactly as
 harness/gpu_worker.cu's map_region does; and the write of a word of that memory on a stream (the DONE word that
-ends a call on the supervisor's clock). CUDA must already be started in this process (the framework's primary
+ends a call on the supervisor's clock), and a wait on a stream for a word to reach a value (the GATE word that
+holds a call's queued work until the supervisor's GPU raises it). CUDA must already be started in this process (the framework's primary
 context current on this thread).
 """
 
@@ -19,6 +20,7 @@ CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
 CU_GET_PROC_ADDRESS_DEFAULT = 0
 CU_STREAM_LEGACY = 0x1  # the legacy default stream, named so (a stream of 0 may mean the per-thread one)
 CU_STREAM_WRITE_VALUE_DEFAULT = 0
+CU_STREAM_WAIT_VALUE_GEQ = 0x0  # (int32)(*address - value) >= 0: the GATE word's marks only grow
 
 
 class DriverError(RuntimeError):
@@ -113,3 +115,10 @@ def write_value32(stream: int, address: int, value: int, driver: Driver) -> None
     point: cuStreamWriteValue32, after all the work queued on it before."""
     write = driver.function("cuStreamWriteValue32", ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint)
     driver.check(write(stream, address, value, CU_STREAM_WRITE_VALUE_DEFAULT), "marking the call done")
+
+
+def wait_value32(stream: int, address: int, value: int, driver: Driver) -> None:
+    """Have `stream` (a CUstream handle) hold the work queued on it after this point until the 32-bit word at device
+    `address` reaches `value`: cuStreamWaitValue32."""
+    wait = driver.function("cuStreamWaitValue32", ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint)
+    driver.check(wait(stream, address, value, CU_STREAM_WAIT_VALUE_GEQ), "waiting for the GATE word")

@@ -1,6 +1,6 @@
 """What the Python worker needs of each track's framework: start CUDA, see a device address as the arrays `solve`
-receives (zero copies), time a call with CUDA events on the stream solve is called on and write the DONE word on
-that stream after it (harness/cuda_vmm.py), wait for the device, and the calibration's stand-in work (read every
+receives (zero copies), time a call with CUDA events on the stream solve is called on (whose handle the worker
+gives harness/cuda_vmm.py, for the GATE and DONE words around the call), wait for the device, and the calibration's stand-in work (read every
 input word, write every output word; keep the GPU busy a while).
 
     triton  PyTorch tensors (torch.as_tensor of an object with __cuda_array_interface__), torch.cuda events
@@ -39,7 +39,24 @@ class _Interface:
         }
 
 
-class TorchFramework:
+class _StreamWords:
+    """The GATE and DONE words around a call, on the stream a framework's `stream` names."""
+
+    driver: cuda_vmm.Driver
+
+    def stream(self) -> int:
+        raise NotImplementedError
+
+    def wait_word(self, address: int, value: int) -> None:
+        """Hold the work queued on the stream from now on until the 32-bit word at device `address` reaches `value`."""
+        cuda_vmm.wait_value32(self.stream(), address, value, self.driver)
+
+    def write_word(self, address: int, value: int) -> None:
+        """`value` into the 32-bit word at device `address`, on the stream, after the work queued on it."""
+        cuda_vmm.write_value32(self.stream(), address, value, self.driver)
+
+
+class TorchFramework(_StreamWords):
     """The triton track: PyTorch tensors, torch.cuda events."""
 
     def __init__(self) -> None:
@@ -66,10 +83,9 @@ class TorchFramework:
     def record(self, event: Any) -> None:
         event.record(self.torch.cuda.current_stream())
 
-    def write_word(self, address: int, value: int) -> None:
-        """`value` into the 32-bit word at device `address`, on the stream `record` records on."""
-        stream = self.torch.cuda.current_stream().cuda_stream or cuda_vmm.CU_STREAM_LEGACY
-        cuda_vmm.write_value32(stream, address, value, self.driver)
+    def stream(self) -> int:
+        """The CUstream handle `record` records on."""
+        return self.torch.cuda.current_stream().cuda_stream or cuda_vmm.CU_STREAM_LEGACY
 
     def synchronize_device(self) -> None:
         self.torch.cuda.synchronize()
@@ -93,7 +109,7 @@ class TorchFramework:
         self.torch.cuda._sleep(2000 * microseconds)
 
 
-class CupyFramework:
+class CupyFramework(_StreamWords):
     """The cupy track: CuPy arrays over unowned memory, cupy.cuda events."""
 
     TOUCH = r"""
@@ -147,10 +163,9 @@ class CupyFramework:
     def record(self, event: Any) -> None:
         event.record(self.cupy.cuda.get_current_stream())
 
-    def write_word(self, address: int, value: int) -> None:
-        """`value` into the 32-bit word at device `address`, on the stream `record` records on."""
-        stream = self.cupy.cuda.get_current_stream().ptr or cuda_vmm.CU_STREAM_LEGACY
-        cuda_vmm.write_value32(stream, address, value, self.driver)
+    def stream(self) -> int:
+        """The CUstream handle `record` records on."""
+        return self.cupy.cuda.get_current_stream().ptr or cuda_vmm.CU_STREAM_LEGACY
 
     def synchronize_device(self) -> None:
         self.cupy.cuda.runtime.deviceSynchronize()

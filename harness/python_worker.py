@@ -4,16 +4,17 @@ messages (harness/kjp2.py; grader/boundary/protocol.h): MAP -> MAPPED; EMPTY -> 
 any submission code exists in the process); LOAD -> LOADED; then CALL/EMPTY -> READY, DONE ... EXIT.
 
 It runs in the sandbox. It starts CUDA through the track's framework (harness/python_frameworks.py), maps the
-device memory whose file descriptor came with MAP (harness/cuda_vmm.py) and, read-only, the GO page whose file
-descriptor came with it (host memory the supervisor's GPU writes), and answers EMPTY with a stand-in that reads
+device memory whose file descriptor came with MAP (harness/cuda_vmm.py; the GO page's, which came with it, is the
+compiled worker's and is closed here), and answers EMPTY with a stand-in that reads
 every input and writes every output, after making the arrays a CALL would (their cost is part of the rest the
 supervisor calibrates). On LOAD it installs the seccomp filter (processes allowed, for the JIT:
 harness/python_seccomp.cpp), Landlock (only the JIT's compilers may run: harness/landlock.py) and the audit hook
 (harness/python_guard.py), then imports the submission and says LOADED. For each CALL it makes each set's arrays
-first, says READY and spins until the GO word holds the call's mark; then it calls `solve` once per set between
-two CUDA events on the stream it calls on (the framework's current stream), inside the track's run-time rules,
-and on that stream writes the mark into the DONE word (a word of the shared device memory, named by MAP): the
-supervisor's own events, around GO and the DONE word, are the call's time. It waits for the whole device and
+first; then, on the stream it calls on (the framework's current stream), it queues a wait for the GATE word (a
+word of the shared device memory, named by MAP) to hold the call's mark, calls `solve` once per set between two
+CUDA events, inside the track's run-time rules, and queues the mark's write into the DONE word; then it says
+READY. The supervisor's own events, around raising GATE and the DONE word, are the call's time, and the
+interpreter's launches were all made before it: none of their gaps is inside. It waits for the whole device and
 answers DONE with its events' times: from the first event to the second and from there until the device was
 idle (work left on another stream). EMPTY goes the same way with its stand-in. The first call of each kernel
 compiles it (Triton, NVRTC): the supervisor's first calls are test calls, untimed, inside the run's time limit.
@@ -28,7 +29,6 @@ import ctypes
 import functools
 import importlib.util
 import json
-import mmap
 import os
 import socket
 import sys
@@ -56,7 +56,7 @@ class Worker:
         self.start, self.returned, self.idle = (self.framework.event() for _ in range(3))
         self.region = 0
         self.region_bytes = 0
-        self.go_word: memoryview | None = None  # read-only; the supervisor's GPU writes it
+        self.gate = 0  # the GATE word's device address: the supervisor's GPU raises it
         self.done = 0  # the DONE word's device address
         self.solve: Callable[..., Any] | None = None
 
@@ -75,12 +75,12 @@ class Worker:
 
     def serve(self) -> None:
         go, fds = self.receive()
-        if go.kind != kjp2.MAP or len(fds) != 2 or go.offsets[0] + 4 > go.set_stride:
+        if go.kind != kjp2.MAP or len(fds) != 2 or max(go.offsets[0], go.offsets[1]) + 4 > go.set_stride:
             fail("expected the shared buffers and the GO page from the supervisor")
+        os.close(fds[1])  # the GO page: the compiled worker spins on it, this one's stream waits for GATE
         self.region_bytes = go.set_stride
         self.region = cuda_vmm.map_region(fds[0], go.set_stride)
-        self.go_word = map_go_word(fds[1])
-        self.done = self.region + go.offsets[0]
+        self.done, self.gate = self.region + go.offsets[0], self.region + go.offsets[1]
         self.reply(kjp2.MAPPED, 0)
         while True:
             go, fds = self.receive()
@@ -175,42 +175,34 @@ class Worker:
             self.framework.spin(go.spin_us)
 
     def timed(self, go: kjp2.Go, work: Callable[[], None]) -> None:
-        """READY; once the GO word holds the call's mark (the supervisor's stream has recorded its first event),
-        events on the stream solve is called on around `work`, then the mark written into the DONE word on that
-        stream (the supervisor's stream waits for it to record its second event); then the whole device is waited
-        for and a third event measures how long work outlived the call. DONE carries the worker's two times."""
-        assert self.go_word is not None
+        """On the stream solve is called on: a wait for the GATE word to hold the call's mark (the supervisor's GPU
+        raises it once its stream has recorded its first event), an event, `work`, an event, and the mark written
+        into the DONE word (the supervisor's stream waits for it to record its second event); READY once all of it
+        is queued. A solve that waits for its own work cannot return before GATE is raised: the supervisor goes on
+        without READY after a few milliseconds (cuda_supervisor.cu, READY_WAIT_MS), and READY comes when it
+        returns. Then the whole device is waited for and a third event measures how long work outlived the call.
+        DONE carries the worker's two times."""
         framework = self.framework
-        self.reply(kjp2.READY, go.call)
-        while self.go_word[0] != go.mark:
-            pass  # a spin, not a sleep: a wake-up's delay would sit inside the supervisor's interval
         try:
+            framework.wait_word(self.gate, go.mark)
             framework.record(self.start)
             work()
             framework.record(self.returned)
             framework.write_word(self.done, go.mark)
+        except cuda_vmm.DriverError as error:  # the GATE word's wait, the DONE word's write
+            fail(str(error))
+        except Exception as error:  # an event on a device a kernel already faulted
+            fail(f"CUDA error during the submission's solve: {error}")
+        self.reply(kjp2.READY, go.call)
+        try:
             framework.synchronize_device()
             framework.record(self.idle)
             framework.wait(self.idle)
             call_ms = framework.elapsed_ms(self.start, self.returned)
             tail_ms = framework.elapsed_ms(self.returned, self.idle)
-        except cuda_vmm.DriverError as error:  # the DONE word's write
-            fail(str(error))
         except Exception as error:  # a kernel that faulted surfaces at the wait
             fail(f"CUDA error during the submission's solve: {error}")
         self.reply(kjp2.DONE, go.call, call_ms, tail_ms)
-
-
-def map_go_word(fd: int) -> memoryview:
-    """The GO word, the first native uint32 of the GO page `fd` (closed here), mapped shared and read-only: each
-    read sees what the supervisor's GPU last wrote."""
-    try:
-        page = mmap.mmap(fd, kjp2.PAGE, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
-    except (OSError, ValueError):
-        fail("cannot map the GO page")
-    finally:
-        os.close(fd)
-    return memoryview(page).cast("I")
 
 
 def valid(go: kjp2.Go, region_bytes: int) -> bool:

@@ -1,6 +1,6 @@
 """The Python worker's parts that need no GPU: its KJP2 messages byte for byte against grader/boundary/protocol.h (a
-C++ program packs and reads them), a MAP's two file descriptors over a real SEQPACKET socket and the GO page mapped
-from one, the checks of a call's layout, the order of a call's steps around GO and the DONE word, its seccomp
+C++ program packs and reads them), a MAP's two file descriptors over a real SEQPACKET socket, the checks of a
+call's layout, the order of a call's steps around the GATE and DONE words and READY, its seccomp
 filter (processes allowed, sockets and namespaces not) and Landlock (only the named programs run)."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import struct
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from grader.run import binaries
 from grader.toolchain import detect
 from harness import kjp2, landlock
 from harness.python_frameworks import loaded_library_folder
-from harness.python_worker import map_go_word, valid
+from harness.python_worker import valid
 
 RUN = Path(binaries.RUN_SOURCES)
 BOUNDARY = Path(binaries.BOUNDARY_SOURCES)  # protocol.h
@@ -134,7 +133,10 @@ def test_map_brings_the_device_memorys_and_the_go_pages_file_descriptors_in_orde
     assert (go.kind, go.set_stride, go.offsets[0], len(fds)) == (kjp2.MAP, 1 << 20, 64, 2)
     assert os.read(fds[0], 64) == b"device memory stands in"
     os.close(fds[0])
-    assert map_go_word(fds[1])[0] == 3  # the GO page, mapped by the worker from the fd that came second
+    page = mmap.mmap(fds[1], kjp2.PAGE, prot=mmap.PROT_READ)
+    assert struct.unpack_from("=I", page)[0] == 3  # the GO page's fd came second
+    page.close()
+    os.close(fds[1])
     _send(supervisor, kjp2.Go(kjp2.CALL, 3), [])
     assert kjp2.receive(worker) == (kjp2.Go(kjp2.CALL, 3), ())  # a call brings none
     supervisor.close()
@@ -152,17 +154,6 @@ def test_a_message_with_more_file_descriptors_than_map_brings_is_refused():
         page.close()
     supervisor.close()
     worker.close()
-
-
-def test_the_go_word_is_read_live_from_the_page_and_cannot_be_written():
-    go_page = _GoPage()
-    word = map_go_word(os.dup(go_page.fd))
-    assert word[0] == 0
-    go_page.raise_go(0x80000007)
-    assert word[0] == 0x80000007
-    with pytest.raises(TypeError, match="read-only"):
-        word[0] = 1
-    go_page.close()
 
 
 def test_a_call_whose_buffers_leave_the_region_or_their_order_is_malformed():
@@ -340,6 +331,9 @@ class _RecordingFramework:
     def record(self, event):
         self.log.append("event")
 
+    def wait_word(self, address, value):
+        self.log.append(f"wait for {value} at {address:#x}")
+
     def write_word(self, address, value):
         self.log.append(f"write {value} at {address:#x}")
 
@@ -360,10 +354,10 @@ class _RecordingFramework:
 
 
 class _Softmax:
-    """A worker with a recording framework, mapped (its region an address only, its GO page a real memfd) and
-    loaded, and the supervisor's end of its socket; a call on one set of a softmax test."""
+    """A worker with a recording framework, mapped (its region an address only) and loaded, and the supervisor's
+    end of its socket; a call on one set of a softmax test. Its replies are logged with the framework's steps."""
 
-    REGION, DONE_OFFSET = 1 << 40, 64
+    REGION, DONE_OFFSET, GATE_OFFSET = 1 << 40, 64, 128
 
     def __init__(self, monkeypatch):
         from grader.problems.catalog import load_problem
@@ -383,8 +377,14 @@ class _Softmax:
         self.stride = 2 * m * n * 4
         self.worker.region, self.worker.region_bytes = self.REGION, self.stride
         self.worker.done = self.REGION + self.DONE_OFFSET
-        self.go_page = _GoPage()
-        self.worker.go_word = python_worker.map_go_word(os.dup(self.go_page.fd))
+        self.worker.gate = self.REGION + self.GATE_OFFSET
+        reply = self.worker.reply
+
+        def logged_reply(kind: int, call: int, *times: float) -> None:
+            self.log.append("READY" if kind == kjp2.READY else "DONE")
+            reply(kind, call, *times)
+
+        self.worker.reply = logged_reply  # type: ignore[method-assign]
         self.worker.solve = lambda *arguments: self.log.append("solve")
         self.offsets = (0, m * n * 4) + (0,) * (kjp2.MAX_BUFFERS - 2)
         self.values = (m, n) + (0,) * (kjp2.MAX_INTS - 2)
@@ -392,53 +392,41 @@ class _Softmax:
     def go(self, kind: int, mark: int) -> kjp2.Go:
         return kjp2.Go(kind, 7, 2, 2, self.offsets, self.values, 1, 0b10, self.stride, mark=mark)
 
-    def raise_go(self, mark: int) -> None:
-        self.go_page.raise_go(mark)
-
     def replies(self) -> tuple[int, int]:
         return kjp2.unpack_reply(self.supervisor.recv(64))[:2]
 
     def close(self) -> None:
         for end in (self.supervisor, self.theirs):
             end.close()
-        self.go_page.close()
 
 
 def test_a_calibration_call_makes_solves_arrays_before_its_first_event_as_a_call_does(monkeypatch):
-    # The rest the supervisor calibrates with EMPTY must hold the Python time a CALL spends before its first event
-    # (making solve's arrays): left out, an honest Triton call's clock bound sat 130 us over its claim (H100).
+    # The rest the supervisor calibrates with EMPTY must hold the same steps as a CALL's: left out, an honest
+    # Triton call's clock bound sat 130 us over its claim (H100).
     softmax = _Softmax(monkeypatch)
     runs = {}
     for mark, kind in enumerate((kjp2.EMPTY, kjp2.CALL), start=1):
         softmax.log.clear()
-        softmax.raise_go(mark)  # already raised: the worker goes on at once
         softmax.worker.answer(softmax.go(kind, mark))
         assert [softmax.replies(), softmax.replies()] == [(kjp2.READY, 7), (kjp2.DONE, 7)]
-        runs[kind] = list(softmax.log)
-    made_then_timed = [f"array {softmax.shape}", f"array {softmax.shape}", "event"]
-    assert runs[kjp2.EMPTY][:3] == runs[kjp2.CALL][:3] == made_then_timed
+        runs[kind] = [step.replace(f"wait for {mark} ", "wait ") for step in softmax.log]
+    gate = f"wait at {softmax.REGION + softmax.GATE_OFFSET:#x}"
+    made_then_timed = [f"array {softmax.shape}", f"array {softmax.shape}", gate, "event"]
+    assert runs[kjp2.EMPTY][:4] == runs[kjp2.CALL][:4] == made_then_timed
     assert "touch" in runs[kjp2.EMPTY] and "solve" in runs[kjp2.CALL]
     softmax.close()
 
 
-def test_a_call_says_ready_waits_for_its_mark_on_go_and_writes_it_into_done_after_its_work(monkeypatch):
-    # The supervisor's first event is recorded before it raises GO and its second waits for the DONE word: solve
-    # may start only once GO holds this call's mark (not the last call's), and DONE is marked only after solve's
-    # "returned" event, on the same stream.
+def test_a_call_queues_its_work_behind_the_gate_and_says_ready_once_done_is_queued(monkeypatch):
+    # The supervisor's first event is recorded before its GPU raises GATE to the call's mark, and its second waits
+    # for the DONE word: the stream holds solve's work until GATE holds this call's mark, and DONE is written after
+    # solve's "returned" event on the same stream. READY comes only once all of it is queued, so no launch of
+    # the interpreter's is left for the supervisor's interval; DONE once the device is idle.
     softmax = _Softmax(monkeypatch)
-    softmax.raise_go(4)  # the last call's mark
-    call = threading.Thread(target=softmax.worker.answer, args=(softmax.go(kjp2.CALL, 5),), daemon=True)
-    call.start()
-    assert softmax.replies() == (kjp2.READY, 7)
-    softmax.supervisor.settimeout(0.5)  # no poll shows that nothing comes: a worker that did not wait answers in us
-    with pytest.raises(TimeoutError):
-        softmax.supervisor.recv(64)
-    softmax.supervisor.settimeout(30)
-    softmax.log.append("GO raised")
-    softmax.raise_go(5)
-    assert softmax.replies() == (kjp2.DONE, 7)
-    call.join()
+    softmax.worker.answer(softmax.go(kjp2.CALL, 5))
+    assert [softmax.replies(), softmax.replies()] == [(kjp2.READY, 7), (kjp2.DONE, 7)]
+    gate = f"wait for 5 at {softmax.REGION + softmax.GATE_OFFSET:#x}"
     done = f"write 5 at {softmax.REGION + softmax.DONE_OFFSET:#x}"
     made = [f"array {softmax.shape}"] * 2
-    assert softmax.log == [*made, "GO raised", "event", "solve", "event", done, "event"]
+    assert softmax.log == [*made, gate, "event", "solve", "event", done, "READY", "event", "DONE"]
     softmax.close()

@@ -8,15 +8,16 @@
 //
 // The grader starts it as its own user, outside the sandbox, once the worker (harness/gpu_worker.cu) started
 // in the sandbox. It owns every buffer of the run: one device allocation it exports to the worker as a file
-// descriptor (CUDA's virtual-memory API), with the DONE word in its last page, a private one the worker never
-// sees, into which it copies what a call left (the snapshot), and the GO page, host memory its GPU writes and
-// the worker reads. The supervisor alone holds the secret keys. For every call it
-//   1. thaws the worker, sends CALL and waits for READY (the worker spins on the GO word from then on);
+// descriptor (CUDA's virtual-memory API), with the DONE and GATE words in its last page, a private one the worker
+// never sees, into which it copies what a call left (the snapshot), and the GO page, host memory its GPU writes
+// and the worker reads. The supervisor alone holds the secret keys. For every call it
+//   1. thaws the worker, sends CALL and waits for READY (the compiled worker spins on the GO word from then on;
+//      the Python worker has queued solve's work behind a wait for the GATE word), or READY_WAIT_MS for it;
 //   2. queues on its stream: the inputs, the outputs poisoned and the guards' canary (guards.h; generator.h in a
-//      kernel), the L2 flushed (timed calls), its first event, a kernel that raises GO to the call's mark, a wait
-//      for the DONE word to hold the mark (which the worker's stream writes after solve), its second event, and
-//      the copy of the call's outputs into the snapshot. Between the two events, on the GPU's clock, lie the
-//      worker's work and a small overhead (the GO kernel, the worker's launch, the switches between the two
+//      kernel), the L2 flushed (timed calls), its first event, a kernel that raises GO and GATE to the call's
+//      mark, a wait for the DONE word to hold the mark (which the worker's stream writes after solve), its second
+//      event, and the copy of the call's outputs into the snapshot. Between the two events, on the GPU's clock,
+//      lie the worker's work and an overhead (the GO kernel, the worker's launch, the switches between the two
 //      contexts). A worker that marks DONE early gains nothing: the second event is stamped when this stream
 //      runs, and the snapshot right after it holds whatever the work had not finished: poison left in a timed
 //      call's float outputs ends the run, and the audits check the rest;
@@ -66,6 +67,10 @@ constexpr double RELEASE_MS = 200;
 // the worker's threads too on hosts with deep idle states; where the grader's user may not (the device is root's
 // by default), the header says so and the calibration measures what the idle states cost.
 constexpr double CALL_SPIN_MS = 50;
+// A worker that queues a call's work behind the GATE word says READY once solve has returned; one whose solve
+// waits for that work (a synchronisation inside solve) cannot, and the call goes on without its READY after this.
+constexpr double READY_WAIT_MS = 5;
+constexpr size_t GATE_AFTER_DONE = 64;  // bytes from the DONE word to the GATE word, in the same page
 constexpr int32_t CPU_WAKE_LATENCY_US = 10;
 
 void check(cudaError_t error, const char* during) {
@@ -89,6 +94,7 @@ cudaStream_t g_stream;
 cudaStream_t g_release_stream;  // only for writing the DONE word when the worker never did
 size_t g_done_offset = 0;       // the DONE word, in the region's last page
 CUdeviceptr g_done = 0;
+CUdeviceptr g_gate = 0;          // the GATE word, beside it: GO as device memory, for a worker that gates its stream
 volatile uint32_t* g_go_host = nullptr;  // the GO page: a sealed memfd, pinned and mapped for this process's GPU
 uint32_t* g_go_device = nullptr;
 int g_go_fd = -1;
@@ -132,6 +138,7 @@ void allocate(const std::vector<Case>& cases) {
     check(cudaMalloc(&g_guard_flags, MAX_BATCH * sizeof(unsigned)), "allocating the guards' flags");
     check(cudaMalloc(&g_unwritten, sizeof(unsigned)), "allocating the outputs' check");
     g_done = base + g_done_offset;
+    g_gate = g_done + GATE_AFTER_DONE;
     // The GO page: written by this process (its GPU, or its CPU for the empty calls) only. Pinned and mapped for
     // the GPU first, then sealed against new writable mappings, so the worker can map it read-only and no other
     // way (a hardening: a worker that raised GO itself would only start before its inputs exist).
@@ -149,7 +156,7 @@ void allocate(const std::vector<Case>& cases) {
 Fate share_region() {
     kjp::Go go{};
     go.magic = kjp::MAGIC, go.kind = kjp::MAP, go.set_stride = g_region_bytes;
-    go.offsets[0] = g_done_offset;
+    go.offsets[0] = g_done_offset, go.offsets[1] = g_done_offset + GATE_AFTER_DONE;
     const int fds[2] = {g_region_fd, g_go_fd};
     char control[CMSG_SPACE(sizeof fds)] = {};
     iovec data{&go, sizeof go};
@@ -357,10 +364,22 @@ double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
     return ms;
 }
 
-// Raises GO: the worker, spinning on the page, calls solve from now on.
-__global__ void raise_go_kernel(volatile uint32_t* go, uint32_t mark) {
+// Raises GO: a worker spinning on the page calls solve from now on, and a worker whose stream waits on the GATE
+// word runs the work it queued.
+__global__ void raise_go_kernel(volatile uint32_t* go, volatile uint32_t* gate, uint32_t mark) {
+    *gate = mark;
     *go = mark;
     __threadfence_system();
+}
+
+// Whether a reply is waiting on the socket within `wait_ms` (polled without sleeping).
+bool reply_within(double wait_ms) {
+    const double until = now_ms() + wait_ms;
+    do {
+        pollfd p{g_control, POLLIN, 0};
+        if (poll(&p, 1, 0) > 0) return true;
+    } while (now_ms() < until);
+    return false;
 }
 
 // Once the worker answered (or left): waits for the stream to pass the DONE word, writing the word itself where
@@ -397,7 +416,10 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
     const double start = now_ms();
     thaw();
     send_go(go);
-    fate = receive(kjp::READY, index, nullptr, CALL_SPIN_MS);
+    // A READY that does not come within READY_WAIT_MS is from a solve waiting for its own work, queued behind the
+    // GATE word: the call goes on without it (its interval then holds solve's host time), and READY comes later.
+    const bool late = !reply_within(READY_WAIT_MS);
+    if (!late) fate = receive(kjp::READY, index, nullptr, CALL_SPIN_MS);
     const bool waiting = fate == Fate::OK;
     if (waiting) {
         static auto wait_value = KJ_DRIVER(cuStreamWaitValue32);
@@ -406,14 +428,15 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
         check(cudaMemsetAsync(reinterpret_cast<void*>(g_done), 0, sizeof(uint32_t), g_stream), "making the inputs");
         if (timed) flush_cache();
         check(cudaEventRecord(g_marks[GO], g_stream), "starting the judge's clock");
-        raise_go_kernel<<<1, 1, 0, g_stream>>>(g_go_device, go.mark);
+        raise_go_kernel<<<1, 1, 0, g_stream>>>(g_go_device, reinterpret_cast<uint32_t*>(g_gate), go.mark);
         check(wait_value(g_stream, g_done, go.mark, CU_STREAM_WAIT_VALUE_EQ), "waiting for the DONE word");
         check(cudaEventRecord(g_marks[DONE_WORD], g_stream), "stopping the judge's clock");
         snapshot(c, sets, timed);
         check(cudaEventRecord(g_marks[SNAPSHOT_TAKEN], g_stream), "keeping the outputs");
         if (timed) count_unwritten(c, sets);
         check(cudaEventRecord(g_marks[COUNTED], g_stream), "checking the outputs");
-        fate = receive(kjp::DONE, index, &out->reply, CALL_SPIN_MS);
+        if (late) fate = receive(kjp::READY, index, nullptr, CALL_SPIN_MS);
+        if (fate == Fate::OK) fate = receive(kjp::DONE, index, &out->reply, CALL_SPIN_MS);
     }
     Fate frozen = freeze();
     if (waiting && settle(go.mark, fate == Fate::OK) && fate == Fate::OK) {
@@ -493,6 +516,8 @@ Fate empty_call(kjp::Reply* reply) {
     send_go(go);
     Fate fate = receive(kjp::READY, 0, nullptr, CALL_SPIN_MS);
     if (fate == Fate::OK) {
+        static auto write_value = KJ_DRIVER(cuStreamWriteValue32);
+        check(write_value(g_release_stream, g_gate, go.mark, CU_STREAM_WRITE_VALUE_DEFAULT), "raising the GATE word");
         g_go_host[0] = go.mark;
         fate = receive(kjp::DONE, 0, reply, CALL_SPIN_MS);
     }
