@@ -1,8 +1,9 @@
 """The grader's side of the GPU tracks' clock (grader/judge/benchmarks.py; docs/timing.md, "The judge's clock"), on
 records written here as the CUDA supervisor writes them: the score is the judge's own time; the program's claim
-stands in for it only within 1% (or 2 us; 50 us from a Python worker) or where it is over it, a claim a little under it is ignored (the judge's time is the score
-and the mode says what was claimed), a claim far under it is a forged timer (`rejected`, with both figures), and
-a missing or malformed clock record is refused and never a crash. No GPU needed.
+stands in for it only within 1% (or 2 us), on every track, or where it is over it; a claim a little under it is
+ignored (the judge's time is the score and the mode says what was claimed), a claim far under it is a forged
+timer (`rejected`, with both figures), and a missing or malformed clock record is refused and never a crash.
+No GPU needed.
 """
 
 from __future__ import annotations
@@ -32,13 +33,13 @@ def _judge(problem, out: Path, claims_ms, judged_ms, track="cuda"):
     return bench_records.judge_first_benchmark(problem, out, track)
 
 
-@pytest.mark.parametrize("track, margin", [("cuda", "2 us"), ("triton", "50 us"), ("cupy", "50 us")])
-def test_a_claim_within_the_margin_of_the_judge_is_the_score(softmax, tmp_path, track, margin):
+@pytest.mark.parametrize("track", ["cuda", "triton", "cupy"])
+def test_a_claim_within_the_margin_of_the_judge_is_the_score(softmax, tmp_path, track):
     verdict, failure = _judge(softmax, tmp_path, [0.1765] * 12, [0.1760] * 12, track)
     assert failure is None
     (result,) = verdict.benchmarks
     assert result.median_us == pytest.approx(176.5) and result.bound_us == pytest.approx(176.0)
-    assert f"judge's clock 176.0 us, the program's events within {margin}" in result.mode
+    assert "judge's clock 176.0 us, the program's events within 2 us" in result.mode
 
 
 def test_a_long_calls_margin_is_one_percent(softmax, tmp_path):
@@ -76,13 +77,11 @@ def test_a_claim_over_the_judge_stands_since_it_gains_nothing(softmax, tmp_path)
     assert "the program's events, slower than the judge's clock's 200.0 us" in verdict.benchmarks[0].mode
 
 
-@pytest.mark.parametrize("track, score_us", [("cuda", 228.0), ("triton", 193.0), ("cupy", 193.0)])
-def test_a_python_workers_claim_stands_within_fifty_microseconds(softmax, tmp_path, track, score_us):
-    # an honest Triton softmax on an H100: events 193 us, the judge's clock 228 us (its Python launcher's gaps)
-    verdict, failure = _judge(softmax, tmp_path, [0.193] * 12, [0.228] * 12, track)
-    assert failure is None and verdict.benchmarks[0].median_us == pytest.approx(score_us)
-    if track != "cuda":
-        assert "the program's events within 50 us" in verdict.benchmarks[0].mode
+@pytest.mark.parametrize("track", ["cuda", "triton", "cupy"])
+def test_every_tracks_claim_gets_the_same_margin(softmax, tmp_path, track):
+    # 3 us under the judge's clock at 193 us: outside 2 us, so the judge's time is the score on every track
+    verdict, failure = _judge(softmax, tmp_path, [0.190] * 12, [0.193] * 12, track)
+    assert failure is None and verdict.benchmarks[0].median_us == pytest.approx(193.0)
 
 
 @pytest.mark.parametrize(

@@ -19,14 +19,17 @@
 //             READY, DONE ... EXIT.
 //
 // The CUDA track's clock (docs/timing.md, "The judge's clock"): a call's work is timed on the GPU by the
-// supervisor's own events, ordered against the worker's work by two words, never by the worker's clock. After
-// READY the worker waits, spinning, until the GO word (a page of host memory the supervisor's GPU writes, mapped
-// read-only in the worker) holds the call's `mark`; then it calls solve, and on the stream it called on writes
-// `mark` into the DONE word (a word of the shared device memory, at offsets[0] of MAP) with
-// cuStreamWriteValue32. The supervisor's stream records its first event, raises GO, waits for the DONE word
-// (cuStreamWaitValue32) and records its second event: the interval holds the worker's work and a calibrated
-// overhead. A worker that marks DONE early gains nothing: the supervisor's second event is stamped when its own
-// stream runs, and its snapshot of the outputs, taken right after, holds whatever the work had not finished.
+// supervisor's own events, ordered against the worker's work by words, never by the worker's clock. After READY
+// the compiled worker waits, spinning, until the GO word (a page of host memory the supervisor's GPU writes,
+// mapped read-only in the worker) holds the call's `mark`; then it calls solve, and on the stream it called on
+// writes `mark` into the DONE word (a word of the shared device memory, at offsets[0] of MAP) with
+// cuStreamWriteValue32. The Python worker instead queues, before READY, a wait (cuStreamWaitValue32) for the GATE
+// word (beside DONE, at offsets[1] of MAP) to reach `mark`, then solve's launches, then the DONE word's write; a
+// READY that does not come in a few milliseconds (a solve waiting for its own gated work) is not waited for. The
+// supervisor's stream records its first event, raises GO and GATE, waits for the DONE word (cuStreamWaitValue32)
+// and records its second event: the interval holds the worker's work and a calibrated overhead. A worker that
+// marks DONE early gains nothing: the supervisor's second event is stamped when its own stream runs, and its
+// snapshot of the outputs, taken right after, holds whatever the work had not finished.
 #pragma once
 #include <cstdint>
 
@@ -49,7 +52,7 @@ enum Kind : uint32_t {
     MAP = 6,     // supervisor -> worker (CUDA): map the device memory and the GO page whose fds come with this
     MAPPED = 7,  // worker -> supervisor (CUDA): mapped
     LOAD = 8,    // supervisor -> worker (CUDA): load the submission now
-    READY = 9,   // worker -> supervisor (CUDA): the call's arguments are made; waiting for GO to hold its mark
+    READY = 9,   // worker -> supervisor (CUDA): the call's arguments are made (Python: its work queued behind GATE)
 };
 
 
@@ -57,7 +60,7 @@ struct Go {
     uint32_t magic, kind;
     uint64_t call;
     uint32_t buffers, ints;
-    uint64_t offsets[MAX_BUFFERS];  // bytes from the start of the shared region (of set 0); MAP: the DONE word's
+    uint64_t offsets[MAX_BUFFERS];  // bytes from the start of the shared region (of set 0); MAP: DONE's, GATE's
     int32_t values[MAX_INTS];       // the size arguments, in signature order
     uint32_t sets;                  // CUDA: calls in this timed batch, set s at offsets + s * set_stride
     uint32_t outputs;               // CUDA, EMPTY: bit j set if buffer j is an output (the calibration kernel)

@@ -23,18 +23,14 @@ from grader.verdict.model import BenchmarkResult, Verdict
 from grader.verdict.status import Status
 
 TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over the calibration stand-in's tail
-# GPU tracks: the score is the judge's clock (the supervisor's own events from GO to the DONE word, less the
+# GPU tracks: the score is the judge's clock (the supervisor's own events from raising GO to the DONE word, less the
 # calibrated overhead: grader/boundary/protocol.h, docs/timing.md "The judge's clock"). The worker's claim (its own
 # events: precise, but in the process the submission controls) stands in for it where the two medians agree within
-# the larger of AGREE_FRACTION and the track's least margin, so a forged timer gains at most that; and where it is
-# over the judge's time, since a claim that makes a program slower gains it nothing and the judge's clock can be
-# the one that errs. The margin is 2 us for a compiled worker, whose calls start on the GPU at once (the judge's
-# clock within 0.4 us of the events at 20 us to 3 ms; H200, 2026-11-28); a Python worker's launches (Triton's
-# launcher, CuPy's) leave gaps the two contexts' turns fill differently from call to call, and the judge's median
-# strayed up to 40 us from the events' either way (H100, softmax, 2026-11-28), so there it is 50 us.
+# the larger of these, so a forged timer gains at most that; and where it is over the judge's time, since a claim
+# that makes a program slower gains it nothing and the judge's clock can be the one that errs. The judge's clock
+# came within 0.4 us of honest events from both workers (H100 and H200, 2026-11-28: docs/timing.md).
 AGREE_FRACTION = 0.01
 AGREE_MIN_MS = 0.002
-AGREE_MIN_PYTHON_MS = 0.05
 # A claim under the judge's time by more than both of these is a forged or patched timer, not a disagreement.
 FORGED_FRACTION = 0.25
 FORGED_MIN_MS = 0.05
@@ -72,8 +68,7 @@ def judge(
             judged = supervisor_records.judge_times_ms(out, case.name)
             if judged is None:
                 return Status.REJECTED, f"{name}: the judge's clock record is missing or malformed"
-            margin_ms = AGREE_MIN_PYTHON_MS if tracks.get(track).is_python else AGREE_MIN_MS
-            summary, judge_ms, said = scored(summary, stats.summarise_ms(judged), margin_ms)
+            summary, judge_ms, said = scored(summary, stats.summarise_ms(judged))
             if said.startswith("forged"):
                 return Status.REJECTED, f"{name}: {said.removeprefix('forged: ')}"
             mode += f", {said}"
@@ -160,10 +155,10 @@ def _fractions(peaks: ceilings.Ceilings, flops_s: float, bytes_s: float) -> dict
     }
 
 
-def scored(claimed: dict, judged: dict, margin_ms: float = AGREE_MIN_MS) -> tuple[dict, float, str]:
+def scored(claimed: dict, judged: dict) -> tuple[dict, float, str]:
     """(the summary a GPU benchmark is scored by, the judge's median in ms, what the mode says of it) from the
     summaries of the worker's claims and of the judge's times: the claim where the medians agree (within the larger
-    of AGREE_FRACTION and `margin_ms`) or the claim is the slower, else the judge's; what is said starts with
+    of AGREE_FRACTION and AGREE_MIN_MS) or the claim is the slower, else the judge's; what is said starts with
     "forged: " (then the reason) where the claim is far under the judge's time."""
     claim_ms, judge_ms = claimed["median_us"] * 1e-3, judged["median_us"] * 1e-3
     if judge_ms - claim_ms > max(FORGED_FRACTION * judge_ms, FORGED_MIN_MS):
@@ -175,8 +170,8 @@ def scored(claimed: dict, judged: dict, margin_ms: float = AGREE_MIN_MS) -> tupl
                 f"measured {judge_ms * 1e3:.2f} us (a forged or patched timer)"
             ),
         )
-    if abs(claim_ms - judge_ms) <= max(AGREE_FRACTION * judge_ms, margin_ms):
-        within = "1%" if AGREE_FRACTION * judge_ms >= margin_ms else f"{margin_ms * 1e3:.0f} us"
+    if abs(claim_ms - judge_ms) <= max(AGREE_FRACTION * judge_ms, AGREE_MIN_MS):
+        within = "1%" if AGREE_FRACTION * judge_ms >= AGREE_MIN_MS else f"{AGREE_MIN_MS * 1e3:.0f} us"
         return claimed, judge_ms, f"judge's clock {judge_ms * 1e3:.1f} us, the program's events within {within}"
     if claim_ms > judge_ms:
         return claimed, judge_ms, f"the program's events, slower than the judge's clock's {judge_ms * 1e3:.1f} us"

@@ -1,10 +1,13 @@
-# expect: accepted
+# expect: runtime_error
 # mode: submit
+# message: out of resource: shared memory
 # Honest (triton): the official Triton tutorial 02, fused softmax (python/tutorials/02-fused-softmax.py in
 # triton-lang/triton, MIT licence), as its users write it: the device's properties through
 # triton.runtime.driver, a warmed-up kernel whose handles are loaded (_init_handles) to size the grid by
 # occupancy, a persistent kernel over the rows. Adapted only as the problem asks: softmax writes into the
-# output it is given, and solve calls it. The judge's clock makes none of this a way to forge a time.
+# output it is given, and solve calls it. None of that is refused (the judge's clock makes none of it a way to
+# forge a time). The tutorial keeps a whole row on chip, as it says, so softmax's rows of 100003 and more
+# columns are beyond it: the verdict is Triton's own error, in the test that first has one (H100, 2026-11-28).
 import torch
 import triton
 import triton.language as tl
