@@ -139,6 +139,9 @@ void allocate(const std::vector<Case>& cases) {
     check(cudaMalloc(&g_unwritten, sizeof(unsigned)), "allocating the outputs' check");
     g_done = base + g_done_offset;
     g_gate = g_done + GATE_AFTER_DONE;
+    // Marks start at 1 and only grow, and a worker's stream waits for GATE to reach one: a fresh allocation need
+    // not be zero, and a GATE word that started high would let queued work run before its inputs exist.
+    check(cudaMemset(reinterpret_cast<void*>(g_done), 0, kjp::PAGE), "allocating the shared buffers");
     // The GO page: written by this process (its GPU, or its CPU for the empty calls) only. Pinned and mapped for
     // the GPU first, then sealed against new writable mappings, so the worker can map it read-only and no other
     // way (a hardening: a worker that raised GO itself would only start before its inputs exist).
