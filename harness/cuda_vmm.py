@@ -1,10 +1,10 @@
 """The supervisor's device memory in the Python worker: the CUDA driver's virtual-memory calls through ctypes,
 fetched as grader/boundary/cuda_driver.h fetches them (cuGetProcAddress for the CUDA 12.0 ABI of each call), so the
 worker imports the exported handle, reserves addresses, maps it read-write and releases the handle exactly as
-harness/gpu_worker.cu's map_region does; and the write of a word of that memory on a stream (the DONE word that
-ends a call on the supervisor's clock), and a wait on a stream for a word to reach a value (the GATE word that
-holds a call's queued work until the supervisor's GPU raises it). CUDA must already be started in this process (the framework's primary
-context current on this thread).
+harness/gpu_worker.cu's map_region does; the write of a word of that memory on a stream (the DONE word that ends
+a call on the supervisor's clock); and a wait on a stream for a word to reach a value (the GATE word that holds a
+call's queued work until the supervisor's GPU raises it). CUDA must already be started in this process (the
+framework's primary context current on this thread).
 """
 
 from __future__ import annotations

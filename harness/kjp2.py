@@ -6,8 +6,9 @@ byte for byte, packed with struct in the machine's own layout (native sizes and 
     Reply magic u32, kind u32, call u64, call_ms f64, tail_ms f64                            (32 bytes)
 
 A Go arrives in one SEQPACKET packet, MAP with two file descriptors (SCM_RIGHTS): the device memory's, then the GO
-page's (the compiled worker's; the Python worker waits for the GATE word, MAP's offsets[1]); a packet of another size or magic, or with more descriptors than that, is a protocol error. This module
-only packs, unpacks and moves messages: what they mean is harness/python_worker.py's.
+page's (the compiled worker's; the Python worker waits for the GATE word, MAP's offsets[1]); a packet of another
+size or magic, or with more descriptors than that, is a protocol error. This module only packs, unpacks and moves
+messages: what they mean is harness/python_worker.py's.
 """
 
 from __future__ import annotations

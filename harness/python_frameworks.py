@@ -1,7 +1,7 @@
 """What the Python worker needs of each track's framework: start CUDA, see a device address as the arrays `solve`
 receives (zero copies), time a call with CUDA events on the stream solve is called on (whose handle the worker
-gives harness/cuda_vmm.py, for the GATE and DONE words around the call), wait for the device, and the calibration's stand-in work (read every
-input word, write every output word; keep the GPU busy a while).
+gives harness/cuda_vmm.py, for the GATE and DONE words around the call), wait for the device, and the
+calibration's stand-in work (read every input word, write every output word; keep the GPU busy a while).
 
     triton  PyTorch tensors (torch.as_tensor of an object with __cuda_array_interface__), torch.cuda events
     cupy    CuPy arrays (cupy.cuda.UnownedMemory over the address), cupy.cuda events

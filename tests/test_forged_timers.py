@@ -3,8 +3,9 @@ then one thread keeps the GPU busy) whose worker claims less than its events mea
 300 us), by a factor (0.95, 0.9), only in every other call or only after the warm-up, through the GOT's
 cudaEventElapsedTime or by rewriting the worker's reply on its way out; and one that writes the DONE word itself
 before its work starts. Each is rejected, or scored no lower than the judge's clock of its own run less the margin
-within which a claim stands in for it (1%, at least 2 us), and no lower than the same kernel's honest score in another
-run less twice that margin: what the grader's rule (benchmarks.scored) makes of the records is what a verdict would say.
+within which a claim stands in for it (1%, at least 2 us), and no lower than the same kernel's honest score in
+another run less twice that margin: what the grader's rule (benchmarks.scored) makes of the records is what a
+verdict would say.
 
 Run with `pytest -s` to print the table (one "forgery |" line per case). Needs a CUDA GPU (marked gpu).
 """
