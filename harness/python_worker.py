@@ -189,18 +189,15 @@ class Worker:
             work()
             framework.record(self.returned)
             framework.write_word(self.done, go.mark)
-        except cuda_vmm.DriverError as error:  # the GATE word's wait, the DONE word's write
-            fail(str(error))
-        except Exception as error:  # an event on a device a kernel already faulted
-            fail(f"CUDA error during the submission's solve: {error}")
-        self.reply(kjp2.READY, go.call)
-        try:
+            self.reply(kjp2.READY, go.call)
             framework.synchronize_device()
             framework.record(self.idle)
             framework.wait(self.idle)
             call_ms = framework.elapsed_ms(self.start, self.returned)
             tail_ms = framework.elapsed_ms(self.returned, self.idle)
-        except Exception as error:  # a kernel that faulted surfaces at the wait
+        except cuda_vmm.DriverError as error:  # the GATE word's wait, the DONE word's write
+            fail(str(error))
+        except Exception as error:  # a kernel that faulted surfaces at an event or the wait
             fail(f"CUDA error during the submission's solve: {error}")
         self.reply(kjp2.DONE, go.call, call_ms, tail_ms)
 

@@ -124,11 +124,6 @@ def _scored(result: supervised.Result) -> tuple[dict, float, str]:
     return benchmarks.scored(stats.summarise_ms([row[1] for row in parsed[1]]), stats.summarise_ms(judged))
 
 
-def _margin_ms(ms: float) -> float:
-    """What a claim may differ from the judge's clock and still stand in for it (benchmarks.scored)."""
-    return max(benchmarks.AGREE_FRACTION * ms, benchmarks.AGREE_MIN_MS)
-
-
 def _forgeries() -> list:
     cases = [(name, TIMER_PATCH.replace("FORGED", claim), SPIN_COPY) for name, claim in CLAIMS.items()]
     cases += [
@@ -162,10 +157,10 @@ def test_a_forgery_is_rejected_or_gains_under_one_percent(tmp_path_factory, fold
         print(f"\nforgery | {request.node.callspec.id} | {outcome} | {shown} | honest {honest_ms * 1e3:.2f} us")
         if score_ms is not None:
             # The rule: a claim stands in for the judge's clock of the same run only within the agreement margin.
-            assert score_ms >= judge_ms - _margin_ms(judge_ms) - 1e-9, f"scored {score_ms * 1e3:.2f} us"
+            assert score_ms >= judge_ms - benchmarks.agreement_ms(judge_ms) - 1e-9, f"scored {score_ms * 1e3:.2f} us"
             # The judge's clock itself was not fooled: the honest kernel's score in another run, less the margin
             # the rule grants and as much again for the two runs' calibrations (about 1 us apart at 20 us).
-            assert score_ms >= honest_ms - 2 * _margin_ms(honest_ms), (
+            assert score_ms >= honest_ms - 2 * benchmarks.agreement_ms(honest_ms), (
                 f"{request.node.callspec.id}: scored {score_ms * 1e3:.2f} us, honest {honest_ms * 1e3:.2f} us"
             )
     finally:

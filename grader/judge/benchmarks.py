@@ -155,10 +155,15 @@ def _fractions(peaks: ceilings.Ceilings, flops_s: float, bytes_s: float) -> dict
     }
 
 
+def agreement_ms(judge_ms: float) -> float:
+    """How far a claim may be from the judge's median `judge_ms` and still stand in for it."""
+    return max(AGREE_FRACTION * judge_ms, AGREE_MIN_MS)
+
+
 def scored(claimed: dict, judged: dict) -> tuple[dict, float, str]:
     """(the summary a GPU benchmark is scored by, the judge's median in ms, what the mode says of it) from the
-    summaries of the worker's claims and of the judge's times: the claim where the medians agree (within the larger
-    of AGREE_FRACTION and AGREE_MIN_MS) or the claim is the slower, else the judge's; what is said starts with
+    summaries of the worker's claims and of the judge's times: the claim where the medians agree (within
+    agreement_ms) or the claim is the slower, else the judge's; what is said starts with
     "forged: " (then the reason) where the claim is far under the judge's time."""
     claim_ms, judge_ms = claimed["median_us"] * 1e-3, judged["median_us"] * 1e-3
     if judge_ms - claim_ms > max(FORGED_FRACTION * judge_ms, FORGED_MIN_MS):
@@ -170,7 +175,7 @@ def scored(claimed: dict, judged: dict) -> tuple[dict, float, str]:
                 f"measured {judge_ms * 1e3:.2f} us (a forged or patched timer)"
             ),
         )
-    if abs(claim_ms - judge_ms) <= max(AGREE_FRACTION * judge_ms, AGREE_MIN_MS):
+    if abs(claim_ms - judge_ms) <= agreement_ms(judge_ms):
         within = "1%" if AGREE_FRACTION * judge_ms >= AGREE_MIN_MS else f"{AGREE_MIN_MS * 1e3:.0f} us"
         return claimed, judge_ms, f"judge's clock {judge_ms * 1e3:.1f} us, the program's events within {within}"
     if claim_ms > judge_ms:
