@@ -1,9 +1,9 @@
 // expect: rejected
 // mode: submit
-// message: physical floor
+// message: unwritten
 // Cheat (2 where it pays): honest on every test, but the benchmark sizes are public and no test has
-// wide_32k's (M=4096, N=32768): there it launches nothing. An empty call is far below the time that moving
-// the benchmark's bytes needs at the device's peak bandwidth (and its audited outputs are NaN).
+// wide_32k's (M=4096, N=32768): there it launches nothing. Every timed call's outputs are counted for the
+// judge's poison when its stream marks the work done, so the first timed call ends the run.
 // A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
 __global__ void softmax_rows(const float* x, float* y, int M, int N) {
     __shared__ float red[256];

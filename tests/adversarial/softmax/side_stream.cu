@@ -1,9 +1,9 @@
-// expect: rejected
-// message: after solve returned
+// expect: wrong_answer
+// message: never written
 // Cheat (6): does the work on a non-blocking side stream (after a 20 ms pause, a stand-in for a long kernel)
-// and returns at once, so events on the caller's stream see an empty call. The harness synchronises the
-// whole device before it copies the outputs (so they are right) and measures how long work went on after
-// solve returned: 20 ms is far past the 2 ms allowed.
+// and returns at once, so events on the caller's stream see an empty call. The judge's clock stops, and the
+// supervisor copies the outputs, when the caller's stream writes the DONE word: the side stream's results come
+// 20 ms later and are never seen, so the first test's output still holds the poison.
 // A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
 __global__ void softmax_rows(const float* x, float* y, int M, int N) {
     __shared__ float red[256];

@@ -1,8 +1,9 @@
-# expect: rejected
+# expect: wrong_answer
+# message: never written
 # Hostile (triton): launches on a stream of its own and returns without waiting for it, so the work is not
 # between the worker's events nor before the DONE word on its stream (as side_stream.cu). Streams are allowed;
-# leaving work running after solve returns is not: the work after the call (the tail) rejects it, and a
-# snapshot taken before the work ends holds unwritten outputs, which the judge's clock refuses too.
+# leaving work running after solve returns is not: the supervisor copies the outputs when solve's stream writes
+# the DONE word, before the side stream's work ends, so the first test's output still holds the poison.
 import torch
 import triton
 import triton.language as tl
