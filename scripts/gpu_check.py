@@ -4,9 +4,9 @@ report's summary as it ends, so that a check cut short still leaves a report of 
     python scripts/gpu_check.py --report DIR [--steps "doctor selftest"] [--problems "softmax attention"]
                                 [--budget SECONDS] [--fixture-budget SECONDS]
 
-The steps (gpu_check_steps.py says what each runs and how it is judged): doctor, tests-adversarial, tests-rest,
-selftest, validate-timing, profile, container. The report folder holds summary.txt and one <step>.log per step:
-at most eight files, each kept under 16 MiB (its head and tail, when a step says more), nothing in subfolders. A
+The steps (gpu_check_steps.py says what each runs and how it is judged): doctor, tests-adversarial, tests-timing,
+tests-rest, selftest, validate-timing, profile, container. The report folder holds summary.txt and one <step>.log
+per step, each kept under 16 MiB (its head and tail, when a step says more), nothing in subfolders. A
 step run again into the same folder appends to its log and adds a summary line; the last line of a step is its
 latest run. Every line of a log is stamped with the UTC time.
 

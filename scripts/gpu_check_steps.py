@@ -4,7 +4,9 @@
   doctor             nvidia-smi, nvcc, ncu and `grader doctor`: the GPU, the tools the other steps need, the sandbox
   tests-adversarial  `pytest -m gpu tests/adversarial`: every hostile CUDA and Python-track submission gets the
                      verdict its header states
-  tests-rest         `pytest -m gpu` over the rest of tests/: the supervisor's clock bound, the profiler, the ladders
+  tests-timing       `pytest -m gpu tests/test_forged_timers.py`: forged timers of every kind and length against the
+                     judge's clock
+  tests-rest         `pytest -m gpu` over the rest of tests/: the judge's clock, the profiler, the ladders
   selftest           `grader selftest [PROBLEMS]`: every reference rung accepted, every null answer rejected
   validate-timing    `grader validate-timing [PROBLEMS]`: each top rung timed by kerneljudge, by do_bench and by
                      Nsight Compute; fails where kerneljudge is off ncu by more than 3% on a call of 50 us or more
@@ -244,7 +246,8 @@ def pick_image(ctx) -> str | None:
 ALL = {
     "doctor": doctor,
     "tests-adversarial": pytest_step("tests/adversarial"),
-    "tests-rest": pytest_step("tests", "--ignore=tests/adversarial"),
+    "tests-timing": pytest_step("tests/test_forged_timers.py"),
+    "tests-rest": pytest_step("tests", "--ignore=tests/adversarial", "--ignore=tests/test_forged_timers.py"),
     "selftest": selftest,
     "validate-timing": validate_timing,
     "profile": profile,
