@@ -7,6 +7,7 @@ import errno
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +18,12 @@ import yaml
 
 from grader import tracks
 from grader.toolchain import detect
+
+# A suite started in the background by a shell without job control (`(make test &)`, nohup from a script) inherits
+# SIGINT ignored, and so would every grader the tests start: the tests that stop a grader with SIGINT, as Ctrl-C
+# does, would wait for it in vain. With a handler here, the children start with SIGINT at its default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 MINI_PROBLEM = "softmax-mini"
