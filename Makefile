@@ -65,10 +65,11 @@ test-gpu: setup ## the GPU half of the suite
 	$(PY) -m pytest -q -m gpu -p no:cacheprovider
 
 # A GPU host's acceptance check (docs/deploy.md, "Checking a GPU host"): the steps in STEPS (default: all of
-# them, in order: doctor tests-adversarial tests-timing tests-rest selftest validate-timing profile container), selftest and
-# validate-timing over PROBLEMS (default: all), the whole run within BUDGET seconds if given; a summary and one log
-# per step in REPORT, each step's line written as it ends. Run it in parts into the same REPORT where one run
-# must be short, e.g. STEPS="doctor tests-adversarial", then STEPS=tests-timing, then STEPS=tests-rest, then the rest.
+# them, in order: doctor tests-adversarial tests-timing tests-rest selftest validate-timing profile container),
+# selftest and validate-timing over PROBLEMS (default: all), the whole run within BUDGET seconds if given; a summary
+# and one log per step in REPORT, each step's line written as it ends. Run it in parts into the same REPORT where
+# one run must be short, e.g. STEPS="doctor tests-adversarial", then STEPS=tests-timing, then STEPS=tests-rest,
+# then the rest.
 gpu-check: setup ## GPU host: GPU tests, selftest, validate-timing, profile, container; a report in REPORT
 	@test -n "$(REPORT)" || { echo 'usage: make gpu-check REPORT=folder [STEPS="doctor tests-adversarial ..."] [PROBLEMS="softmax ..."] [BUDGET=seconds]' >&2; exit 2; }
 	$(PY) scripts/gpu_check.py --report "$(REPORT)" $(if $(STEPS),--steps "$(STEPS)") \
