@@ -11,6 +11,7 @@ import types
 from pathlib import Path
 
 import pytest
+from conftest import REPO, read_fixture
 
 from harness import python_errors
 
@@ -283,3 +284,18 @@ def test_another_error_names_the_innermost_line_of_the_submission_and_shows_only
     shown = python_errors.user_traceback(error, str(path))
     assert shown.count(str(path)) == 2 and "test_python_errors" not in shown, shown
     assert shown.rstrip().endswith("ZeroDivisionError: division by zero"), shown
+
+
+def test_the_triton_compile_error_fixtures_header_states_the_message_its_kernel_gives(tmp_path):
+    # tests/adversarial/softmax/triton_compile_error.py runs on a GPU; its kernel's compile error needs none
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+
+    fixture = read_fixture(REPO / "tests/adversarial/softmax/triton_compile_error.py")
+    path = tmp_path / "submission.py"
+    module = load(path, fixture.path.read_text())
+    signature = {"x": "*fp32", "y": "*fp32", "n": "i32", "BLOCK": "i32"}  # a launch with N = 5 (BLOCK 8)
+    source = triton.compiler.ASTSource(module.softmax_rows, signature=signature)
+    error = raised(lambda: triton.compile(source, target=GPUTarget("cuda", 90, 32)))
+    message = python_errors.describe(error, str(path), "in solve")
+    assert fixture.message in message and "arange's arguments must be of type tl.constexpr" in message, message
