@@ -32,11 +32,10 @@ import json
 import os
 import socket
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from harness import cuda_vmm, kjp2, landlock, python_frameworks, python_guard
+from harness import cuda_vmm, kjp2, landlock, python_errors, python_frameworks, python_guard
 
 LAYOUT_FILE = "call_layout.json"  # the grader's: how solve's arguments are made of a call's buffers and sizes
 SECCOMP_LIBRARY = "./python_seccomp.so"
@@ -127,8 +126,7 @@ class Worker:
         except python_guard.NotAllowed as error:
             fail(f"not allowed: {error}")
         except BaseException as error:
-            traceback.print_exc()
-            fail(f"the submission raised {type(error).__name__} while loading: {error}")
+            self.failed(error, "while loading")
         solve = getattr(module, "solve", None)
         if not callable(solve):
             fail("the submission has no function solve")
@@ -159,8 +157,13 @@ class Worker:
         except python_guard.NotAllowed as error:
             fail(f"not allowed: {error}")
         except BaseException as error:
-            traceback.print_exc()
-            fail(f"solve raised {type(error).__name__}: {error}")
+            self.failed(error, "in solve")
+
+    def failed(self, error: BaseException, during: str) -> NoReturn:
+        """End the worker for an exception of the submission's code: its frames of the submission (for the run's
+        output), then the message in the user's terms (harness/python_errors.py)."""
+        sys.stderr.write(python_errors.user_traceback(error, self.submission))
+        fail(python_errors.describe(error, self.submission, during))
 
     def touch(self, go: kjp2.Go, made: list[list[Any]]) -> None:
         """The calibration's stand-in for a submission: every input word read, every output word written; then,
