@@ -149,8 +149,11 @@ def _device(track: str, tools) -> dict:
 
 
 def _wall_limit_s(tests_limit_s: float, track: str, cases: list[request.Case]) -> float:
+    """The run's wall limit: the tests' limit, each benchmark's budget with room, and the JIT stage's budget
+    (a track with the stage: its compiles and autotuning are not the tests' time)."""
     benches = sum(1 for c in cases if c.kind == "bench")
-    return tests_limit_s + benches * (3 * tracks.get(track).device.bench_budget_ms / 1000 + 20)
+    bench_s = benches * (3 * tracks.get(track).device.bench_budget_ms / 1000 + 20)
+    return tests_limit_s + bench_s + request.jit_budget_s(track)
 
 
 def _run_harness(
@@ -221,8 +224,18 @@ def _limits(
 # --- judging what came back ----------------------------------------------------------------------------------
 
 
-def _crash_message(outcome: sandbox.Outcome, where: str) -> tuple[str, str]:
-    """(status, message) for a harness that did not finish."""
+def _crash_message(
+    outcome: sandbox.Outcome, where: str, progress: supervisor_records.Progress | None = None, track: str = ""
+) -> tuple[str, str]:
+    """(status, message) for a harness that did not finish; one that ended in the JIT stage, past its budget
+    (the supervisor's, or the run's wall limit there), is a timeout of the stage."""
+    if progress is not None and progress.jit_stopped() and (progress.jit_over_budget or outcome.timed_out):
+        budget = request.jit_budget_s(track)
+        return (
+            Status.TIMEOUT,
+            f"the JIT/autotune stage exceeded its budget ({budget:g} s) {where}: kernels compile and autotune "
+            "there, once per size set, before the tests",
+        )
     if outcome.timed_out:
         return Status.TIMEOUT, f"time limit ({outcome.wall_s:.1f} s) exceeded {where}"
     if outcome.killed_for == "memory":
@@ -258,6 +271,8 @@ def _judge(
     if violation is not None:
         verdict.status = Status.REJECTED
         verdict.message = f"the program broke the harness's protocol: {violation}"
+        if progress.jit_stopped():
+            verdict.message += f" ({_where_it_stopped(progress, cases)})"
         return
     try:
         overrun = supervisor_records.overrun(out, problem, cases)  # the run ended at that call
@@ -282,10 +297,10 @@ def _judge(
             where = (
                 f"in test {case.name} ({describe_sizes(case.size_set.sizes)})"
                 if progress.has_started(case.name)
-                else _where_it_stopped(progress)
+                else _where_it_stopped(progress, cases)
             )
             status, message = (
-                _crash_message(outcome, where)
+                _crash_message(outcome, where, progress, track)
                 if not finished
                 else (Status.RUNTIME_ERROR, f"results of test {case.name} are missing")
             )
@@ -310,7 +325,7 @@ def _judge(
         completed = progress.case_windows()
         benchmarks_before = [case for case in cases if case.kind == "bench" and case.name in completed]
         failure = benchmarks.judge(verdict, problem, track, benchmarks_before, out, outcome, samples)
-        failure = failure or _crash_message(outcome, _where_it_stopped(progress))
+        failure = failure or _crash_message(outcome, _where_it_stopped(progress, cases), progress, track)
     if failure is None:
         failure = benchmarks.judge(verdict, problem, track, cases, out, outcome, samples)
     if failure:
@@ -322,10 +337,14 @@ def _judge(
     verdict.message = passed + (f"; score {verdict.score_us:.2f} us" if verdict.score_us else "")
 
 
-def _where_it_stopped(progress: supervisor_records.Progress) -> str:
-    cases = progress.started()
-    if cases:
-        return f"in {cases[-1]}"
+def _where_it_stopped(progress: supervisor_records.Progress, cases: list[request.Case]) -> str:
+    started = progress.started()
+    if started:
+        return f"in {started[-1]}"
+    jit = progress.jit_stopped()
+    sizes = next((c.size_set.sizes for c in cases if c.name == jit), None)
+    if jit and sizes is not None:
+        return f"in the JIT/autotune stage (the untimed first call at {describe_sizes(sizes)}, before the tests)"
     return "while loading the library" if progress.loading else "before running any test"
 
 
