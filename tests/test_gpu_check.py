@@ -133,7 +133,9 @@ def test_an_unknown_step_is_refused_with_the_known_ones(tmp_path):
         timeout=60,
     )
     assert done.returncode == 2
-    assert "unknown step 'tests'" in done.stderr and "tests-adversarial, tests-timing, tests-rest, selftest" in done.stderr
+    assert (
+        "unknown step 'tests'" in done.stderr and "tests-adversarial, tests-timing, tests-rest, selftest" in done.stderr
+    )
     assert not (tmp_path / "r").exists()
 
 

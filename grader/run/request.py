@@ -22,9 +22,8 @@ All numbers are decimal; COUNT is the number of elements (bytes = COUNT * 4 for 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numpy as np
 

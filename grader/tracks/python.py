@@ -15,7 +15,6 @@ from pathlib import Path
 from grader import python_ast
 from grader.tracks import cuda
 
-
 TRITON_CACHE, CUPY_CACHE = ".triton", ".cupy"  # the JIT caches' folders in the run's working folder
 
 
