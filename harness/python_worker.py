@@ -16,8 +16,8 @@ write into the DONE word; then it says READY. The supervisor's own events, aroun
 are the call's time, and the interpreter's launches were all made before it: none of their gaps is inside. It waits
 for the whole device and answers DONE with its events' times: from the first event to the second and from there
 until the device was idle (work left on another stream). EMPTY goes the same way with its stand-in. The first call
-of each kernel compiles it (Triton, NVRTC): the supervisor's first calls are test calls, untimed, inside the run's
-time limit.
+of each kernel compiles it (Triton, NVRTC): the supervisor's first calls are its JIT stage's, one per size set, on
+inputs no test or benchmark sees, untimed and on a budget of their own (each a CALL like a test's first draw).
 
 Usage (in the run folder, which holds call_layout.json, python_seccomp.so and the submission):
     python -E -s -m harness.python_worker TRACK CONTROL_FD SUBMISSION
