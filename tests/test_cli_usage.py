@@ -211,3 +211,21 @@ def test_an_option_whose_metavar_is_its_name_says_its_name():
                 names = [a.value for a in default.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
                 if isinstance(metavar, ast.Constant) and metavar.value == arg.arg.upper():
                     assert names, f"{path.name}: option {arg.arg} has metavar {metavar.value} and no explicit name"
+
+
+def test_validate_timing_prints_each_problem_as_it_is_timed(monkeypatch):
+    """A run stopped in its second problem (here: interrupted) has already shown the first problem's table."""
+    from grader.study import bench as study
+
+    def rows(problem, track, progress=None):
+        if problem.slug == "attention":
+            raise KeyboardInterrupt
+        timed = {"kerneljudge_us": 176.9, "do_bench_us": 175.0, "ncu_us": 175.3, "bound_us": 176.0}
+        return [{"problem": problem.slug, "benchmark": "square_8k", "who": "top rung", **timed}]
+
+    monkeypatch.setattr(study, "validate_rows", rows)
+    monkeypatch.setenv("COLUMNS", "200")
+    result = runner.invoke(app, ["validate-timing", "softmax", "attention"])
+    assert result.exit_code == 130  # the CLI's exit status for an interrupt
+    assert "softmax: timings in" in result.output and "square_8k" in result.output
+    assert "1.009" in result.output  # kerneljudge / ncu

@@ -177,7 +177,9 @@ def validate_timing(
     ),
     as_json: bool = JSON,
 ):
-    """Time the track's top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios."""
+    """Time the track's top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios: a table
+    per problem as soon as it is timed (a run stopped part way keeps what it printed), or, with --json, one list at
+    the end."""
     from grader import tracks
     from grader.study import bench as benchmarks
 
@@ -185,11 +187,20 @@ def validate_timing(
         raise output.usage_error(f"validate-timing times GPU tracks: cuda, triton or cupy, not {track!r}")
     specs = _specs(problems)
     rows = []
-    with output.console.status("validate-timing") as status:
-        for spec in specs:
-            rows += benchmarks.validate_rows(spec, track, status.update)
+    for spec in specs:
+        with output.console.status(f"validate-timing {spec.slug}") as status:
+            timed = benchmarks.validate_rows(spec, track, status.update)
+        rows += timed
+        if not as_json:
+            _print_validation(spec.slug, timed)
     if as_json:
         output.print_json(rows)
+
+
+def _print_validation(slug: str, rows: list[dict]) -> None:
+    """One problem's rows of validate-timing as a table."""
+    if not rows:
+        output.console.print(f"{slug}: nothing timed")
         return
     unit = timing.unit_for(r[k] for r in rows for k in ("kerneljudge_us", "do_bench_us", "ncu_us"))
     ratio = lambda a, b: f"{a / b:.3f}" if a and b else ""  # noqa: E731
@@ -211,7 +222,7 @@ def validate_timing(
         ]
         for r in rows
     ]
-    output.console.print(output.fitted_table(columns, table_rows, title=f"timings in {unit.name}"))
+    output.console.print(output.fitted_table(columns, table_rows, title=f"{slug}: timings in {unit.name}"))
 
 
 def register(app: typer.Typer) -> None:
