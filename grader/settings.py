@@ -40,6 +40,9 @@ CPUS = Setting("KERNELJUDGE_CPUS", "", "CPU quota of one container run (default:
 CONTAINER_MEMORY = Setting(
     "KERNELJUDGE_CONTAINER_MEMORY", "", "memory cap of one container run, bytes (default: 3/4 of RAM)"
 )
+JIT_BUDGET_S = Setting(
+    "KERNELJUDGE_JIT_BUDGET_S", "120", "seconds of a Python track's run for its JIT stage (compile, autotune)"
+)
 CUDA_ARCH = Setting("KERNELJUDGE_CUDA_ARCH", "sm_90a", "the -arch to compile for when no GPU is visible")
 UID_BASE = Setting("KERNELJUDGE_UID_BASE", "61000", "first uid of the range the local sandbox runs submissions as")
 BROKER = Setting("KERNELJUDGE_BROKER", "redis://localhost:6379/0", "Celery broker URL of distributed grading")
@@ -76,6 +79,7 @@ ALL = (
     GPU,
     CPUS,
     CONTAINER_MEMORY,
+    JIT_BUDGET_S,
     CUDA_ARCH,
     UID_BASE,
     BROKER,

@@ -16,8 +16,8 @@ write into the DONE word; then it says READY. The supervisor's own events, aroun
 are the call's time, and the interpreter's launches were all made before it: none of their gaps is inside. It waits
 for the whole device and answers DONE with its events' times: from the first event to the second and from there
 until the device was idle (work left on another stream). EMPTY goes the same way with its stand-in. The first call
-of each kernel compiles it (Triton, NVRTC): the supervisor's first calls are test calls, untimed, inside the run's
-time limit.
+of each kernel compiles it (Triton, NVRTC): the supervisor's first calls are its JIT stage's, one per size set, on
+inputs no test or benchmark sees, untimed and on a budget of their own (each a CALL like a test's first draw).
 
 Usage (in the run folder, which holds call_layout.json, python_seccomp.so and the submission):
     python -E -s -m harness.python_worker TRACK CONTROL_FD SUBMISSION
@@ -32,11 +32,10 @@ import json
 import os
 import socket
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from harness import cuda_vmm, kjp2, landlock, python_frameworks, python_guard
+from harness import cuda_vmm, kjp2, landlock, python_errors, python_frameworks, python_guard
 
 LAYOUT_FILE = "call_layout.json"  # the grader's: how solve's arguments are made of a call's buffers and sizes
 SECCOMP_LIBRARY = "./python_seccomp.so"
@@ -127,8 +126,7 @@ class Worker:
         except python_guard.NotAllowed as error:
             fail(f"not allowed: {error}")
         except BaseException as error:
-            traceback.print_exc()
-            fail(f"the submission raised {type(error).__name__} while loading: {error}")
+            self.failed(error, "while loading")
         solve = getattr(module, "solve", None)
         if not callable(solve):
             fail("the submission has no function solve")
@@ -159,8 +157,13 @@ class Worker:
         except python_guard.NotAllowed as error:
             fail(f"not allowed: {error}")
         except BaseException as error:
-            traceback.print_exc()
-            fail(f"solve raised {type(error).__name__}: {error}")
+            self.failed(error, "in solve")
+
+    def failed(self, error: BaseException, during: str) -> NoReturn:
+        """End the worker for an exception of the submission's code: its frames of the submission (for the run's
+        output), then the message in the user's terms (harness/python_errors.py)."""
+        sys.stderr.write(python_errors.user_traceback(error, self.submission))
+        fail(python_errors.describe(error, self.submission, during))
 
     def touch(self, go: kjp2.Go, made: list[list[Any]]) -> None:
         """The calibration's stand-in for a submission: every input word read, every output word written; then,

@@ -4,7 +4,8 @@ Private to the grader: the folders are 0700 and the files 0600, owned by the gra
 submission (which runs as another uid) can load another user's compiled library or read their compile log;
 a cache found with looser modes (an older version, a volume made by Docker) is tightened on first use.
 Bounded: one entry's file may hold at most MAX_ENTRY_BYTES, and the whole cache MAX_CACHE_BYTES, the least
-recently used entries going first (an entry's folder is touched each time it is used).
+recently used entries going first (an entry's folder is touched each time it is used). The Python tracks' JIT
+caches (grader/run/jit_cache.py) are entries of this cache too, under jit/, each a tree of files.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from pathlib import Path
 from grader import settings
 
 MAX_ENTRY_BYTES = 256 << 20  # one library, log or harness
-MAX_CACHE_BYTES = 8 << 30  # everything under builds/ and runners/
-KINDS = ("builds", "runners")
+MAX_CACHE_BYTES = 8 << 30  # everything under builds/, runners/ and jit/
+KINDS = ("builds", "runners", "jit")
 
 
 class TooLarge(ValueError):
@@ -88,12 +89,14 @@ def store(folder: Path, name: str, data: bytes) -> Path:
 
 
 def _size(folder: Path) -> int:
+    """Bytes of the files under `folder`, at any depth (links not followed)."""
     total = 0
-    for path in folder.iterdir():
-        try:
-            total += path.lstat().st_size
-        except OSError:
-            continue
+    for parent, _folders, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(parent, name)).st_size
+            except OSError:
+                continue
     return total
 
 
@@ -105,7 +108,10 @@ def evict(limit: int | None = None, keep: Path | None = None) -> int:
     entries = []
     for kind in KINDS:
         try:
-            entries += [p for p in (root / kind).iterdir() if p.is_dir() and not p.is_symlink()]
+            # a name starting with "." is one being written or removed (jit_cache's staging)
+            entries += [
+                p for p in (root / kind).iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+            ]
         except OSError:
             continue
     sized = []

@@ -32,7 +32,7 @@ from grader.build import compiler
 from grader.judge import benchmarks, check, run_folder, run_phases, supervisor_records
 from grader.perf import stats, telemetry
 from grader.problems.spec import Problem, describe_sizes
-from grader.run import binaries, request, supervised
+from grader.run import binaries, jit_cache, request, supervised
 from grader.sandbox import base, container, runtime_libraries, views
 from grader.sandbox import local as sandbox
 from grader.toolchain import detect
@@ -113,7 +113,8 @@ def grade(
     verdict.time_limit_s = _wall_limit_s(limit, track, cases)
     load_before = telemetry.load_average()
     run_began = time.time()  # wall clock, as the progress record's times
-    workdir, out, outcome, samples = _run_harness(problem, track, build.library, cases, limit, run)
+    jit_key = jit_cache.key(track, verdict.source_sha256, tools) if tracks.get(track).jit_caches else ""
+    workdir, out, outcome, samples = _run_harness(problem, track, build.library, cases, limit, run, jit_key)
     load_after = telemetry.load_average()
     verdict.stages_s["run"] = round(time.monotonic() - run_started, 3)
     run_ended = time.time()
@@ -149,15 +150,27 @@ def _device(track: str, tools) -> dict:
 
 
 def _wall_limit_s(tests_limit_s: float, track: str, cases: list[request.Case]) -> float:
+    """The run's wall limit: the tests' limit, each benchmark's budget with room, and the JIT stage's budget
+    (a track with the stage: its compiles and autotuning are not the tests' time)."""
     benches = sum(1 for c in cases if c.kind == "bench")
-    return tests_limit_s + benches * (3 * tracks.get(track).device.bench_budget_ms / 1000 + 20)
+    bench_s = benches * (3 * tracks.get(track).device.bench_budget_ms / 1000 + 20)
+    return tests_limit_s + bench_s + request.jit_budget_s(track)
 
 
 def _run_harness(
-    problem: Problem, track: str, library: Path, cases: list[request.Case], tests_limit_s: float, run: container.Backend
+    problem: Problem,
+    track: str,
+    library: Path,
+    cases: list[request.Case],
+    tests_limit_s: float,
+    run: container.Backend,
+    jit_key: str = "",
 ):
-    """(working folder, trusted folder of the records to judge, the sandbox's outcome, telemetry samples)."""
+    """(working folder, trusted folder of the records to judge, the sandbox's outcome, telemetry samples). With a
+    `jit_key` (grader/run/jit_cache.py), the run starts with that entry's JIT caches and leaves its own in it."""
     folder = run_folder.make(problem, track, library, cases, run)
+    if jit_key:
+        jit_cache.copy_in(track, jit_key, folder.path, folder.uid)
     sizes = [[request.buffer_bytes(problem, p, c.size_set.sizes) for p in problem.pointer_params] for c in cases]
     sampler = _sampler(track, cases)
     try:
@@ -182,6 +195,8 @@ def _run_harness(
     except BaseException:
         sandbox.remove_workdir(folder.path)
         raise
+    if jit_key:
+        jit_cache.copy_out(track, jit_key, folder.path)
     return folder.path, result.trusted, result.outcome, (sampler.samples if sampler else [])
 
 
@@ -221,8 +236,22 @@ def _limits(
 # --- judging what came back ----------------------------------------------------------------------------------
 
 
-def _crash_message(outcome: sandbox.Outcome, where: str) -> tuple[str, str]:
-    """(status, message) for a harness that did not finish."""
+def _crash_message(
+    outcome: sandbox.Outcome,
+    where: str,
+    progress: supervisor_records.Progress | None = None,
+    cases: list[request.Case] | None = None,
+    track: str = "",
+) -> tuple[str, str]:
+    """(status, message) for a harness that did not finish; one that ended in the JIT stage, past its budget
+    (the supervisor's, or the run's wall limit there), is a timeout of the stage."""
+    sizes = _jit_sizes(progress, cases or []) if progress is not None else None
+    if sizes is not None and progress is not None and (progress.jit_over_budget or outcome.timed_out):
+        return (
+            Status.TIMEOUT,
+            f"the JIT/autotune stage exceeded its budget ({request.jit_budget_s(track):g} s) in its untimed call at "
+            f"{sizes}: kernels compile and autotune there, once per size set, before the tests",
+        )
     if outcome.timed_out:
         return Status.TIMEOUT, f"time limit ({outcome.wall_s:.1f} s) exceeded {where}"
     if outcome.killed_for == "memory":
@@ -258,6 +287,8 @@ def _judge(
     if violation is not None:
         verdict.status = Status.REJECTED
         verdict.message = f"the program broke the harness's protocol: {violation}"
+        if progress.jit_stopped():
+            verdict.message += f" ({_where_it_stopped(progress, cases)})"
         return
     try:
         overrun = supervisor_records.overrun(out, problem, cases)  # the run ended at that call
@@ -282,10 +313,10 @@ def _judge(
             where = (
                 f"in test {case.name} ({describe_sizes(case.size_set.sizes)})"
                 if progress.has_started(case.name)
-                else _where_it_stopped(progress)
+                else _where_it_stopped(progress, cases)
             )
             status, message = (
-                _crash_message(outcome, where)
+                _crash_message(outcome, where, progress, cases, track)
                 if not finished
                 else (Status.RUNTIME_ERROR, f"results of test {case.name} are missing")
             )
@@ -310,7 +341,7 @@ def _judge(
         completed = progress.case_windows()
         benchmarks_before = [case for case in cases if case.kind == "bench" and case.name in completed]
         failure = benchmarks.judge(verdict, problem, track, benchmarks_before, out, outcome, samples)
-        failure = failure or _crash_message(outcome, _where_it_stopped(progress))
+        failure = failure or _crash_message(outcome, _where_it_stopped(progress, cases), progress, cases, track)
     if failure is None:
         failure = benchmarks.judge(verdict, problem, track, cases, out, outcome, samples)
     if failure:
@@ -322,11 +353,20 @@ def _judge(
     verdict.message = passed + (f"; score {verdict.score_us:.2f} us" if verdict.score_us else "")
 
 
-def _where_it_stopped(progress: supervisor_records.Progress) -> str:
-    cases = progress.started()
-    if cases:
-        return f"in {cases[-1]}"
+def _where_it_stopped(progress: supervisor_records.Progress, cases: list[request.Case]) -> str:
+    started = progress.started()
+    if started:
+        return f"in {started[-1]}"
+    sizes = _jit_sizes(progress, cases)
+    if sizes is not None:
+        return f"in the JIT/autotune stage (the untimed first call at {sizes}, before the tests)"
     return "while loading the library" if progress.loading else "before running any test"
+
+
+def _jit_sizes(progress: supervisor_records.Progress, cases: list[request.Case]) -> str | None:
+    """The sizes of the JIT stage's call the run ended in ("M=3, N=5"), None if it did not end there."""
+    stopped = progress.jit_stopped()
+    return next((describe_sizes(c.size_set.sizes) for c in cases if stopped and c.name == stopped), None)
 
 
 def _check_case(problem: Problem, case: request.Case, out: Path) -> TestResult | None:

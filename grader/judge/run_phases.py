@@ -1,9 +1,10 @@
 """Where a run's wall time went, from the supervisor's progress record (trusted: the supervisor writes it in the
 trusted folder, which the submission cannot reach; supervisor_records.Progress reads it): each case's window, and
 from them the run's parts: its start (the sandbox, the supervisor and its worker, CUDA and the device memory,
-until the first case), the tests, the benchmarks, and its end (from "done" until the sandbox returned). A verdict
-keeps the parts beside its run stage ("run 5.84 s (start 1.20, tests 2.10, benchmarks 2.30, end 0.20)"), so a
-slow grading says which part of it is slow; grade-many sums them over a batch.
+until the JIT stage or the first case), the JIT stage (tracks whose kernels compile on their first call: one
+untimed call per size set), the tests, the benchmarks, and its end (from "done" until the sandbox returned). A
+verdict keeps the parts beside its run stage ("run 5.84 s (start 1.20, jit 3.10, tests 2.10, benchmarks 2.30, end
+0.20)"), so a slow grading says which part of it is slow; grade-many sums them over a batch.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # not imported at run time: the terminal and the site show stages without the judge's imports
     from grader.judge.supervisor_records import Progress
 
-PREFIX = "run "  # a part's key in Verdict.stages_s: "run start", "run tests", "run benchmarks", "run end"
+PREFIX = "run "  # a part's key in Verdict.stages_s: "run start", "run jit", "run tests", "run benchmarks", "run end"
 KINDS = {"check": "tests", "bench": "benchmarks"}
 
 
@@ -21,10 +22,13 @@ def parts(progress: Progress, kinds: dict[str, str], began: float, ended: float)
     """The run's parts in seconds, keyed "run start" ... "run end", for a run that finished every case (its
     progress ends in "done"); {} for one that did not (a crash, a timeout: its message says where it stopped).
     `kinds`: each case's kind ("check" or "bench"); `began`, `ended`: the run's wall-clock bounds."""
-    marks, windows = progress.marks(), progress.case_windows()
+    marks, windows, jit = progress.marks(), progress.case_windows(), progress.jit_window()
     if not windows or marks[-1][0] or set(windows) != set(kinds):
         return {}
-    found = {"start": min(start for start, _ in windows.values()) - began}
+    first_case = min(start for start, _ in windows.values())
+    found = {"start": (jit[0] if jit else first_case) - began}
+    if jit:
+        found["jit"] = jit[1] - jit[0]
     for kind, part in KINDS.items():
         found[part] = sum(end - start for name, (start, end) in windows.items() if kinds[name] == kind)
     found["end"] = ended - marks[-1][1]

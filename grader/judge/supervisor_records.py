@@ -6,7 +6,9 @@ record is TamperedOutput, and a record that is not what the supervisor writes is
 exception of another kind. What the records mean for the verdict is decided by their readers (pipeline.py,
 benchmarks.py); the buffers of each call are check.py's.
 
-    progress        "loading", "loaded", "case NAME UNIX_TIME", "call NAME DRAW", "returned NAME DRAW", "done UNIX_TIME"
+    progress        "loading", "loaded", "case NAME UNIX_TIME", "call NAME DRAW", "returned NAME DRAW", "done UNIX_TIME",
+                    and the JIT stage's "jit NAME UNIX_TIME", "jitted NAME UNIX_TIME" per size set (NAME: the first case
+                    with its sizes) and "over NAME UNIX_TIME" when its budget ran out there
     violation       the protocol rule the program broke
     overrun         a call that wrote into a buffer's guard (grader/run/guards.h): CASE CALL BUFFER after|before
                     BYTES FIRST_ELEMENT, BYTES the span from the first to the last element written into the guard,
@@ -85,6 +87,38 @@ class Progress:
             except (IndexError, ValueError):
                 continue
         return marks
+
+    def _stamped(self, word: str) -> list[tuple[str, float]]:
+        """(NAME, time) of each "WORD NAME TIME" line whose time is a number, in order."""
+        found = []
+        for line in self.lines:
+            words = line.split()
+            if len(words) == 3 and words[0] == word:
+                try:
+                    found.append((words[1], float(words[2])))
+                except ValueError:
+                    continue
+        return found
+
+    def jit_stopped(self) -> str | None:
+        """The case whose sizes the JIT stage was at when the run ended there (its call began, never returned),
+        None if the stage finished or never began."""
+        begun, returned = self._stamped("jit"), self._stamped("jitted")
+        if not begun or any(line.startswith("case ") for line in self.lines):
+            return None
+        return begun[-1][0] if len(returned) < len(begun) else None
+
+    @property
+    def jit_over_budget(self) -> bool:
+        """Whether the supervisor ended the JIT stage because its budget ran out."""
+        return bool(self._stamped("over"))
+
+    def jit_window(self) -> tuple[float, float] | None:
+        """(start, end) wall-clock seconds of a JIT stage that finished, None if there was none or it did not."""
+        begun, returned = self._stamped("jit"), self._stamped("jitted")
+        if not begun or len(returned) != len(begun):
+            return None
+        return begun[0][1], returned[-1][1]
 
     def case_windows(self) -> dict[str, tuple[float, float]]:
         """(start, end) wall-clock seconds of each case; a case the run never finished (no next case, no "done")

@@ -28,6 +28,8 @@
 //      a kernel of the worker's own that reads the inputs and writes the outputs, before any submission code
 //      was loaded. The grader scores the judge's time, and believes the worker's claim only where the two agree
 //      closely (grader/judge/benchmarks.py, docs/timing.md).
+// With a JIT stage in the request (supervision.h run_jit_stage: the Python tracks, whose kernels compile on their
+// first call), one untimed call per distinct size set runs between LOADED and the first case, on its own inputs.
 // After the clock stops, a kernel checks every guard of the call's sets (a write past either end of a buffer ends
 // the run with its record), and the audits are drawn with getrandom() (Audits, supervision.h): a sample taken is
 // copied from the snapshot into one of the audit slots, device memory of the supervisor's own, and only the
@@ -745,9 +747,14 @@ int main(int argc, char** argv) {
         fate = receive(kjp::LOADED, 0);
     }
     if (fate == Fate::OK) fate = freeze();
-    fate = run_cases(request, fate, [&](size_t i) {
+    auto run = [&](size_t i) {
         const Case& c = request.cases[i];
         return c.mode == "check" ? run_check(c) : run_bench(c, calibrations[i]);
-    });
+    };
+    auto jit = [&](const Case& c) {  // the JIT stage's call: as a test's first draw, on the stage's own inputs
+        Call one;
+        return call(c, kjp::CALL, 0, 1, false, &one);
+    };
+    fate = run_cases(request, fate, run, jit);
     return finish(fate);
 }

@@ -3,9 +3,12 @@
 One text format for the three readers: the CPU track's trusted supervisor (grader/run/supervisor.cpp), the CUDA
 track's (grader/run/cuda_supervisor.cu), and the in-process harness (harness/runner.cpp) the profiler still
 runs. Each buffer names its element type, so inputs are generated and outputs poisoned in it:
+  [jit BUDGET_MS]
   case NAME check SECRET DRAWS | case NAME bench SECRET MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
   ... more cases ...   end
+`jit` asks a supervisor for the JIT stage (tracks whose Track has `jit_stage`; supervised requests only): one
+untimed call per distinct size set before the first case, within BUDGET_MS (docs/timing.md, "The JIT stage").
 SECRET is the case's 128-bit key as two hex words for a supervised (keyed) case, a 64-bit hex seed otherwise.
 DTYPE is the buffer's element type (grader/problems/dtypes.py; generator.h says how each is drawn and poisoned):
   f32, f16, bf16, e4m3  LOW_BITS and SCALE_BITS are the float32 bits of the input's low end and of its range
@@ -19,11 +22,12 @@ All numbers are decimal; COUNT is the number of elements (bytes = COUNT * 4 for 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from grader import tracks
+from grader import settings, tracks
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
 
@@ -54,9 +58,26 @@ def buffer_bytes(problem: Problem, param, sizes: dict[str, int]) -> int:
     return int(np.prod(problem.shape(param, sizes))) * element_bytes(param)
 
 
+def jit_budget_s(track: str) -> float:
+    """The JIT stage's budget in seconds ($KERNELJUDGE_JIT_BUDGET_S) for a track with the stage, else 0."""
+    if not tracks.get(track).jit_stage:
+        return 0.0
+    text = settings.JIT_BUDGET_S.get()
+    try:
+        budget = float(text)
+    except ValueError:
+        budget = math.nan
+    if not math.isfinite(budget) or budget <= 0:
+        raise ValueError(f"{settings.JIT_BUDGET_S.name} must be a positive number of seconds, not {text!r}")
+    return budget
+
+
 def build(problem: Problem, track: str, cases: list[Case]) -> str:
     """The cases as the supervisors (keyed cases) or the in-process harness read them."""
-    lines = [] if any(case.keyed for case in cases) else ["library ./lib.so", "outdir ./out"]
+    keyed = any(case.keyed for case in cases)
+    lines = [] if keyed else ["library ./lib.so", "outdir ./out"]
+    if keyed and jit_budget_s(track):
+        lines.append(f"jit {round(jit_budget_s(track) * 1000)}")
     on = tracks.get(track).device  # its budget, samples and audits (grader/tracks/devices.py)
     low, high = on.bench_samples
     for case in cases:

@@ -9,6 +9,7 @@
 //
 // Request (whitespace-separated tokens; grader/run/request.py writes it, grader/run/supervised.py adds the head):
 //   worker PID  outdir PATH  wall_ms MS
+//   [jit BUDGET_MS]   (the JIT stage: tracks whose kernels compile on their first call; run_jit_stage)
 //   case NAME check K0 K1 DRAWS | case NAME bench K0 K1 MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
 //   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
 //   ... more cases ...   end
@@ -133,6 +134,7 @@ struct Request {
     pid_t worker = 0;
     std::string outdir;
     double wall_ms = 0;
+    double jit_ms = 0;  // the JIT stage's budget; 0: no stage
     std::vector<Case> cases;
 };
 
@@ -183,6 +185,10 @@ inline Request read_request() {
     std::cin >> word >> r.wall_ms;
     if (word != "wall_ms") die(EXIT_INTERNAL, "expected wall_ms");
     while (std::cin >> word && word != "end") {
+        if (word == "jit" && r.cases.empty() && r.jit_ms == 0) {
+            if (!(std::cin >> r.jit_ms) || !(r.jit_ms > 0)) die(EXIT_INTERNAL, "malformed jit in the request");
+            continue;
+        }
         if (word != "case") die(EXIT_INTERNAL, "expected case, got " + word);
         r.cases.push_back(read_case(std::cin));
     }
@@ -397,17 +403,65 @@ inline Request start(int control_fd, int worker_pidfd) {
     return request;
 }
 
-// Each case in turn, with its progress line, while all goes well; `run(i)` runs case i.
-template <typename Run>
-Fate run_cases(const Request& request, Fate fate, Run run) {
+inline std::string stamped(const std::string& what) {
+    char line[200];
+    std::snprintf(line, sizeof line, "%s %.6f", what.c_str(), unix_time());
+    return line;
+}
+
+// The JIT stage (docs/timing.md, "The JIT stage"): after LOADED and before the first case, one untimed call per
+// distinct size set of the run, in request order, so that kernels compiled (and autotuned) on their first call
+// for a shape do so here and not inside a test. Each call gets the buffers of the first case with its sizes and
+// inputs from a key of its own, derived from one the supervisor draws for the stage alone (getrandom): no test
+// or benchmark ever sees them, and the call's number is 0, as a test's first draw. Nothing it leaves is kept or
+// checked; a crash, a fault or a protocol violation ends the run as in a test. Progress: "jit NAME TIME" before
+// the call, "jitted NAME TIME" after it (NAME: that first case). The stage has a budget of its own
+// (request.jit_ms), inside which every call must return: past it, "over NAME TIME" is written, the worker killed
+// and the run ends. `call_one(c)` makes one untimed call of case c.
+template <typename CallOne>
+Fate run_jit_stage(const Request& request, CallOne call_one) {
+    const uint64_t k0 = random64(), k1 = random64();
+    const double run_deadline = g_deadline_ms, until = now_ms() + request.jit_ms;
+    g_deadline_ms = std::min(run_deadline, until);
+    std::vector<std::vector<int>> seen;
+    Fate fate = Fate::OK;
+    for (const Case& c : request.cases) {
+        if (std::find(seen.begin(), seen.end(), c.ints) != seen.end()) continue;
+        const uint64_t n = seen.size();
+        seen.push_back(c.ints);
+        Case stage = c;
+        stage.k0 = kjg::siphash24(k0, k1, 2 * n), stage.k1 = kjg::siphash24(k0, k1, 2 * n + 1);
+        append_line("progress", stamped("jit " + c.name));
+        fate = call_one(stage);
+        if (fate == Fate::GONE && now_ms() >= until) {
+            append_line("progress", stamped("over " + c.name));
+            signal_worker(SIGKILL);
+        }
+        if (fate != Fate::OK) break;
+        append_line("progress", stamped("jitted " + c.name));
+    }
+    g_deadline_ms = run_deadline;
+    return fate;
+}
+
+// Each case in turn, with its progress line, while all goes well; `run(i)` runs case i. With a JIT stage in the
+// request, `stage` (run_jit_stage's call_one) runs it first.
+template <typename Run, typename Stage>
+Fate run_cases(const Request& request, Fate fate, Run run, Stage stage) {
     if (fate == Fate::OK) append_line("progress", "loaded");
+    if (fate == Fate::OK && request.jit_ms > 0) fate = run_jit_stage(request, stage);
     for (size_t i = 0; fate == Fate::OK && i < request.cases.size(); ++i) {
-        char line[160];
-        std::snprintf(line, sizeof line, "case %s %.6f", request.cases[i].name.c_str(), unix_time());
-        append_line("progress", line);
+        append_line("progress", stamped("case " + request.cases[i].name));
         fate = run(i);
     }
     return fate;
+}
+
+// A run without a JIT stage (the CPU track: its library is compiled before the run).
+template <typename Run>
+Fate run_cases(const Request& request, Fate fate, Run run) {
+    if (request.jit_ms > 0) die(EXIT_INTERNAL, "this supervisor has no JIT stage");
+    return run_cases(request, fate, run, [](const Case&) { return Fate::OK; });
 }
 
 // A benchmark's records: the timing record (header, then one line per sample) and the audited calls, in order.

@@ -123,6 +123,11 @@ class Track:
     compiled: Compiled | None = None
     python: PythonFramework | None = None
     profiled: bool = False  # `submit --profile` runs it under Nsight Compute
+    # its kernels compile (and autotune) on their first call for a shape: the run has a JIT stage, one untimed
+    # call per size set before the tests, on a budget of its own (docs/timing.md, "The JIT stage")
+    jit_stage: bool = False
+    # the folders of the run's working folder its JIT caches into, kept per source (grader/run/jit_cache.py)
+    jit_caches: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.compiled is None) == (self.python is None):

@@ -79,6 +79,8 @@ TRACK = Track(
         "launch your cupy.RawKernel (or Elementwise/ReductionKernel) kernels on the outputs",
     ),
     environment=python.environment,
+    jit_stage=True,
+    jit_caches=(python.CUPY_CACHE,),
     python=PythonFramework(
         module="cupy",
         reached=("cupy",),

@@ -3,7 +3,8 @@ file is (the framework it imports).
 
 A Python track's source is byte-compiled and checked against its rules (grader/build/python_check.py), then run
 by the Python worker (harness/python_worker.py) under the CUDA supervisor: Triton and NVRTC compile its kernels
-in the run, where that time counts against the time limit.
+in the run, in its JIT stage (one untimed call per size set before the tests, on a budget of its own), and what
+they compiled is kept for the next run of the same source (grader/run/jit_cache.py).
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from pathlib import Path
 from grader import python_ast
 from grader.tracks import cuda
 
+TRITON_CACHE, CUPY_CACHE = ".triton", ".cupy"  # the JIT caches' folders in the run's working folder
+
 
 def environment(workdir: Path) -> dict[str, str]:
-    """The CUDA environment, and the JIT caches of Triton and CuPy in the run's own bounded folder: nothing one
-    submission compiles is seen by another."""
+    """The CUDA environment, and the JIT caches of Triton and CuPy in the run's own bounded folder: it starts with
+    what earlier runs of the same source compiled (grader/run/jit_cache.py), never with another source's."""
     env = cuda.environment(workdir)
     root = str(Path(env["LD_LIBRARY_PATH"]).parent) if env["LD_LIBRARY_PATH"] else ""
-    caches = {"TRITON_CACHE_DIR": str(workdir / ".triton"), "CUPY_CACHE_DIR": str(workdir / ".cupy")}
+    caches = {"TRITON_CACHE_DIR": str(workdir / TRITON_CACHE), "CUPY_CACHE_DIR": str(workdir / CUPY_CACHE)}
     return {**env, **caches, **({"CUDA_PATH": root} if root else {})}
 
 

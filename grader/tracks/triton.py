@@ -66,6 +66,8 @@ TRACK = Track(
         "launch your @triton.jit kernels on the outputs (the judge waits for the device after solve returns)",
     ),
     environment=python.environment,
+    jit_stage=True,
+    jit_caches=(python.TRITON_CACHE,),
     python=PythonFramework(
         module="triton",
         reached=("torch", "triton"),
