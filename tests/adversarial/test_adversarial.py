@@ -44,12 +44,15 @@ import subprocess
 import threading
 import time
 from collections.abc import Collection
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from conftest import REPO, fixture_params
 
+from grader import tracks
+from grader.build import compiler
 from grader.judge import pipeline
 from grader.verdict.status import Status
 from grader.problems import solutions
@@ -562,8 +565,26 @@ def test_reference_score_before_the_suite(track, sentinels):
     assert not sentinels.escapes()
 
 
+@pytest.fixture(scope="module")
+def prebuilt(request, sentinels):
+    """Every compiled fixture this session grades, built before the first grading with one compile per core (as
+    grade-many builds): each grading then finds its library in the build cache. Only what will run: a GPU
+    fixture on a host without a GPU is skipped, so not built."""
+    chosen = [
+        item.callspec.params["fixture"]
+        for item in request.session.items
+        if "fixture" in getattr(getattr(item, "callspec", None), "params", {}) and not item.get_closest_marker("skip")
+    ]
+
+    def build(fixture) -> None:
+        compiler.build_submission(load_problem(fixture.problem), _source_of(fixture), fixture.path.name, fixture.track)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(build, [f for f in chosen if not tracks.get(f.track).is_python]))
+
+
 @pytest.mark.parametrize("fixture", PARAMS)
-def test_fixture(fixture, sentinels):
+def test_fixture(fixture, sentinels, prebuilt):
     extra = _extra_headers(fixture.path)
     if fixture.path.name.startswith("write_outside_other_mount") and not sentinels.other_mount:
         pytest.skip("could not mount the stand-in tmpfs")
