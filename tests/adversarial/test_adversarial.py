@@ -68,8 +68,13 @@ HERE = Path(__file__).parent
 # the default one, and their runs are none of the suite's business.
 SUITE_RUNS = Path(f"/var/lib/kerneljudge-suite-runs-{os.getpid()}")
 LEASED: set[int] = set()  # every uid this process leased for a run (uids.lease is wrapped to record them)
-SENTINEL = Path("/var/lib/kerneljudge-sentinel")  # outside /tmp: the sandbox does not hide it
-TMP_SENTINEL = Path("/tmp/kerneljudge-sentinel")  # inside /tmp: hidden by the sandbox's private /tmp
+# The sentinels' folders, this process's own: fixtures name them without the suffix, and each source is graded
+# with this run's folders in their place (as the port below), so two suites on one host (one per GPU) never
+# see, or remove, each other's.
+FIXTURE_SENTINEL = b"/var/lib/kerneljudge-sentinel"
+FIXTURE_TMP_SENTINEL = b"/tmp/kerneljudge-sentinel"
+SENTINEL = Path(f"{FIXTURE_SENTINEL.decode()}-{os.getpid()}")  # outside /tmp: the sandbox does not hide it
+TMP_SENTINEL = Path(f"{FIXTURE_TMP_SENTINEL.decode()}-{os.getpid()}")  # inside /tmp: hidden by the private /tmp
 SECRET = "kerneljudge-sentinel-secret-7f3a9c"
 DB_MARKER = "kerneljudge-db-secret"
 ENV_SECRET = "kerneljudge-env-secret-51d2"
@@ -271,11 +276,14 @@ def _tcp_listener(family: int, address: str) -> _Listener | None:
 
 
 def _source_of(fixture) -> bytes:
-    """The fixture's source, with the listeners' port in place of the one it names, and the host paths it looks
-    for in place of their markers: the grader's own PyTorch libraries, the repository's parent folder."""
+    """The fixture's source, with this run's sentinel folders and listeners' port in place of those it names, and
+    the host paths it looks for in place of their markers: the grader's own PyTorch libraries, the repository's
+    parent folder."""
     import torch
 
     markers = {
+        FIXTURE_SENTINEL: str(SENTINEL).encode(),
+        FIXTURE_TMP_SENTINEL: str(TMP_SENTINEL).encode(),
         FIXTURE_PORT: str(PORT).encode(),
         TORCH_LIB_MARKER: str(Path(torch.__file__).parent / "lib").encode(),
         REPO_PARENT_MARKER: str(REPO.parent).encode(),
