@@ -19,7 +19,7 @@ from grader import toolchain
 from grader.cli.main import app
 from grader.problems import solutions
 from grader.problems.catalog import REPO_ROOT as REPO
-from grader.problems.catalog import list_slugs
+from grader.problems.catalog import list_slugs, load_problem
 from grader.records import storage
 
 runner = CliRunner()
@@ -217,7 +217,7 @@ def test_validate_timing_prints_each_problem_as_it_is_timed(monkeypatch):
     """A run stopped in its second problem (here: interrupted) has already shown the first problem's table."""
     from grader.study import bench as study
 
-    def rows(problem, track, progress=None):
+    def rows(problem, track, progress=None, solution=None):
         if problem.slug == "attention":
             raise KeyboardInterrupt
         timed = {"kerneljudge_us": 176.9, "do_bench_us": 175.0, "ncu_us": 175.3, "bound_us": 176.0}
@@ -229,3 +229,66 @@ def test_validate_timing_prints_each_problem_as_it_is_timed(monkeypatch):
     assert result.exit_code == 130  # the CLI's exit status for an interrupt
     assert "softmax: timings in" in result.output and "square_8k" in result.output
     assert "1.009" in result.output  # kerneljudge / ncu
+
+
+def test_validate_timing_times_a_solution_file_on_the_track_it_implies(monkeypatch):
+    from grader.study import bench as study
+
+    timed = []
+
+    def rows(problem, track, progress=None, solution=None):
+        timed.append((problem.slug, track, solution))
+        return []
+
+    monkeypatch.setattr(study, "validate_rows", rows)
+    tutorial = REPO / "tests/adversarial/gemm-fp16/triton_tutorial_03_matmul_autotune.py"
+    result = runner.invoke(app, ["validate-timing", "gemm-fp16", "--solution", str(tutorial)])
+    assert result.exit_code == 0, result.output
+    assert timed == [("gemm-fp16", "triton", tutorial)]  # the track its imports imply
+
+
+@pytest.mark.parametrize(
+    "arguments,said",
+    [
+        (["gemm-fp16", "--solution", "nosuch.py"], "no such file: nosuch.py"),
+        (["--solution", "solutions/softmax/02_triton_online.py"], "--solution times one file: name its problem"),
+        (["softmax", "--solution", "solutions/softmax/01_naive.cpp"], "GPU tracks: cuda, triton or cupy, not 'cpu'"),
+    ],
+)
+def test_validate_timing_of_an_unusable_solution_is_a_usage_error(monkeypatch, arguments, said):
+    from grader.study import bench as study
+
+    monkeypatch.setattr(study, "validate_rows", lambda *a, **kw: pytest.fail("timed an unusable solution"))
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(app, ["validate-timing", *arguments])
+    assert result.exit_code == 2, result.output
+    assert said in " ".join(result.output.split()) and "Traceback" not in result.output
+    error = json.loads(runner.invoke(app, ["validate-timing", *arguments, "--json"]).stdout)
+    assert error["status"] == "usage_error" and said in error["message"]
+
+
+def test_validate_timing_documents_its_solution_option(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    result = runner.invoke(app, ["validate-timing", "--help"], prog_name="grader")
+    assert result.exit_code == 0
+    said = " ".join(result.output.split())
+    assert "--solution FILE" in said and "Time this solution file instead of the top rung" in said
+
+
+def test_validate_rows_grades_the_solution_it_is_given(monkeypatch, tmp_path):
+    pytest.importorskip("triton")
+    from grader.study import bench as study
+
+    graded = []
+
+    def fake_grade(problem, source, filename, *, track, mode, **_):
+        graded.append((filename, source, track, mode))
+        return verdict("me", [], status="wrong_answer", message="3 of 15 elements wrong")
+
+    monkeypatch.setattr(study.pipeline, "grade", fake_grade)
+    mine = tmp_path / "mine.py"
+    mine.write_text("import triton\n")
+    with pytest.raises(RuntimeError) as refused:
+        study.validate_rows(load_problem("gemm-fp16"), "triton", solution=mine)
+    assert str(refused.value) == "gemm-fp16: mine.py was not accepted: 3 of 15 elements wrong"
+    assert graded == [("mine.py", b"import triton\n", "triton", "submit")]

@@ -172,24 +172,41 @@ def _eager_row(baseline: dict, names: list[str], unit, base: float | None) -> li
 
 def validate_timing(
     problems: list[str] | None = PROBLEMS,
-    track: str = typer.Option(
-        cuda.NAME, "--track", metavar="[cuda|triton|cupy]", help="Whose top rung: cuda, triton or cupy."
+    track: str | None = typer.Option(
+        None,
+        "--track",
+        metavar="[cuda|triton|cupy]",
+        help="Whose top rung: cuda (the default), triton or cupy; with --solution, the file's track (by default the "
+        "one its extension and imports imply).",
+    ),
+    solution: Path | None = typer.Option(
+        None,
+        "--solution",
+        metavar="FILE",
+        help="Time this solution file instead of the top rung (one PROBLEM, the file's).",
     ),
     as_json: bool = JSON,
 ):
-    """Time the track's top rungs and PyTorch three ways (kerneljudge, do_bench, ncu) and print the ratios: a table
-    per problem as soon as it is timed (a run stopped part way keeps what it printed), or, with --json, one list at
-    the end."""
+    """Time the track's top rungs (or one --solution file) and PyTorch three ways (kerneljudge, do_bench, ncu) and
+    print the ratios: a table per problem as soon as it is timed (a run stopped part way keeps what it printed), or,
+    with --json, one list at the end."""
     from grader import tracks
     from grader.study import bench as benchmarks
 
+    if solution is not None:
+        track = args.track(args.source_file(solution), track)
+        if len(problems or []) != 1:
+            raise output.usage_error(
+                f"--solution times one file: name its problem (grader validate-timing PROBLEM --solution {solution})"
+            )
+    track = track or cuda.NAME
     if track not in tracks.names() or not tracks.get(track).device.gpu:
         raise output.usage_error(f"validate-timing times GPU tracks: cuda, triton or cupy, not {track!r}")
     specs = _specs(problems)
     rows = []
     for spec in specs:
         with output.console.status(f"validate-timing {spec.slug}") as status:
-            timed = benchmarks.validate_rows(spec, track, status.update)
+            timed = benchmarks.validate_rows(spec, track, status.update, solution=solution)
         rows += timed
         if not as_json:
             _print_validation(spec.slug, timed)

@@ -115,34 +115,35 @@ def ladder_rows(problem: Problem, track: str, progress=None) -> tuple[list[dict]
     return rows, baseline
 
 
-def validate_rows(problem: Problem, track: str = cuda.NAME, progress=None) -> list[dict]:
-    """The track's top rung and PyTorch timed three ways: kerneljudge, triton's do_bench, ncu's kernel duration;
-    the top rung's rows also carry the judge's clock (bound_us), for its fidelity against ncu."""
+def validate_rows(problem: Problem, track: str = cuda.NAME, progress=None, solution: Path | None = None) -> list[dict]:
+    """`solution` (a file of `track`; by default the track's top rung) and PyTorch timed three ways: kerneljudge,
+    triton's do_bench, ncu's kernel duration; the solution's rows, named after its file, also carry the judge's
+    clock (bound_us), for its fidelity against ncu."""
     import triton.testing
 
     fp32_only()
-    best = solutions.best(problem.slug, track)
-    verdict = pipeline.grade(problem, best.read_bytes(), best.name, track=track, mode="submit")
+    timed = (solution or solutions.best(problem.slug, track)).resolve()  # resolved: ncu's child process loads it
+    verdict = pipeline.grade(problem, timed.read_bytes(), timed.name, track=track, mode="submit")
     if not verdict.accepted:
-        raise RuntimeError(f"{problem.slug}: {best.name} was not accepted: {verdict.message}")
+        raise RuntimeError(f"{problem.slug}: {timed.name} was not accepted: {verdict.message}")
     ours = {b.name: b.median_us for b in verdict.benchmarks}
     bounds = {b.name: b.bound_us for b in verdict.benchmarks}
-    solution = in_process.load(problem, best, track)
+    loaded = in_process.load(problem, timed, track)
     rows = []
     for size_set in problem.benchmarks_for(track):
         if progress:
             progress(f"{problem.slug}: {size_set.name}")
         inputs = baseline_inputs(problem, size_set, 0)
-        args = solution.call_args(size_set, inputs)
+        args = loaded.call_args(size_set, inputs)
         fn = baseline_fn(problem)
         with torch.no_grad():
             torch_ours = time_baseline(problem, size_set).median_us
             for who, ours_us, call in (
-                (best.name, ours.get(size_set.name), lambda args=args: solution(*args)),
+                (timed.name, ours.get(size_set.name), lambda args=args: loaded(*args)),
                 ("pytorch", torch_ours, lambda fn=fn, inputs=inputs, sizes=size_set.sizes: fn(**inputs, **sizes)),
             ):
                 do_bench_us = triton.testing.do_bench(call, warmup=100, rep=500, return_mode="median") * 1e3
-                ncu_us = ncu_duration_us(problem, size_set, best if who != "pytorch" else None, track)
+                ncu_us = ncu_duration_us(problem, size_set, timed if who != "pytorch" else None, track)
                 rows.append(
                     {
                         "problem": problem.slug,
