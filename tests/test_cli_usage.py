@@ -241,10 +241,10 @@ def test_validate_timing_times_a_solution_file_on_the_track_it_implies(monkeypat
         return []
 
     monkeypatch.setattr(study, "validate_rows", rows)
-    tutorial = REPO / "tests/adversarial/gemm-fp16/triton_tutorial_03_matmul_autotune.py"
-    result = runner.invoke(app, ["validate-timing", "gemm-fp16", "--solution", str(tutorial)])
+    rung = REPO / "solutions/softmax/02_triton_online.py"
+    result = runner.invoke(app, ["validate-timing", "softmax", "--solution", str(rung)])
     assert result.exit_code == 0, result.output
-    assert timed == [("gemm-fp16", "triton", tutorial)]  # the track its imports imply
+    assert timed == [("softmax", "triton", rung)]  # the track its imports imply
 
 
 @pytest.mark.parametrize(
