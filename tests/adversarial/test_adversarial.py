@@ -581,7 +581,7 @@ def prebuilt(request, sentinels):
     chosen = [
         item.callspec.params["fixture"]
         for item in request.session.items
-        if "fixture" in getattr(getattr(item, "callspec", None), "params", {}) and not item.get_closest_marker("skip")
+        if getattr(item, "function", None) is test_fixture and not item.get_closest_marker("skip")
     ]
 
     def build(fixture) -> None:
