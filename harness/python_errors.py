@@ -34,9 +34,10 @@ FRAMEWORK_ERRORS = (
 UNITS = {"shared memory": "bytes", "tensor memory": "columns", "threads": "threads"}
 
 
-def is_a(error: BaseException, module: str, name: str) -> bool:
-    """Whether `error` is an instance of the class `name` defined in a module under `module`."""
-    return any(c.__name__ == name and c.__module__.startswith(module) for c in type(error).__mro__)
+def is_a(value: object, module: str, name: str) -> bool:
+    """Whether `value` (an exception, a kernel) is an instance of the class `name` defined in a module under
+    `module`."""
+    return any(c.__name__ == name and c.__module__.startswith(module) for c in type(value).__mro__)
 
 
 def describe(error: BaseException, submission: str, during: str) -> str:
@@ -49,14 +50,15 @@ def describe(error: BaseException, submission: str, during: str) -> str:
 
 
 def _describe(error: BaseException, submission: str, during: str) -> str:
-    where = _where(user_frame(error, submission), during)
+    frame = user_frame(error, submission)
+    where = _where(frame, during)
     if is_a(error, "triton", "CompilationError"):
         return triton_compile_error(error, submission, where)
     if is_a(error, "triton", "OutOfResources"):
         return out_of_resources(error, where)
     if is_a(error, "cupy", "CompileException"):
         return nvrtc_error(error, where)
-    launch = launch_refused(error, submission, where)
+    launch = launch_refused(error, frame, submission, where)
     if launch:
         return launch
     return f"{type(error).__name__} raised {where}: {error}"
@@ -191,18 +193,18 @@ def nvrtc_error(error: Any, where: str) -> str:
     return f"{compiler} could not compile the kernel: {located}: {kind}: {said}{more} (compiled {where})"
 
 
-def launch_refused(error: BaseException, submission: str, where: str) -> str:
+def launch_refused(error: BaseException, frame: tuple[int, FrameType] | None, submission: str, where: str) -> str:
     """A launch CUDA refused for its resources ('' for any other error): too many registers for the block
     (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), or shared memory, a block or a grid beyond a limit
     (CUDA_ERROR_INVALID_VALUE), with the figures that can be read back: the kernel's attributes where the line
-    names a RawKernel, the device's limits where CuPy is loaded."""
+    names a RawKernel (`frame`: the submission's innermost, as user_frame finds it), the device's limits where CuPy
+    is loaded."""
     said = str(error)
     cuda_error = is_a(error, "cupy", "CUDADriverError") or is_a(error, "cupy", "CUDARuntimeError")
     if said.startswith(TRITON_LAUNCH):
         said = said.removeprefix(TRITON_LAUNCH)
     elif not cuda_error:
         return ""
-    frame = user_frame(error, submission)
     kernel = _kernel_on_line(frame, _read_lines(submission)) if frame else None
     attributes = _attributes(kernel)
     device = _device_limits()
@@ -246,7 +248,7 @@ def _kernel_on_line(frame: tuple[int, FrameType], lines: list[str]) -> Any:
     found = []
     for name in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", text)):
         value = code.f_locals.get(name, code.f_globals.get(name))
-        if any(c.__name__ == "RawKernel" and c.__module__.startswith("cupy") for c in type(value).__mro__):
+        if is_a(value, "cupy", "RawKernel"):
             found.append(value)
     return found[0] if len(found) == 1 else None
 

@@ -69,9 +69,8 @@ def copy_out(track: str, entry_key: str, workdir: Path) -> bool:
             return False
         except OSError:
             continue
-    if sum(_count(tree)[0] for tree in trees.values()) > MAX_FILES or not any(trees.values()):
-        return False
-    if sum(_count(tree)[1] for tree in trees.values()) > MAX_BYTES:
+    counts = [_count(tree) for tree in trees.values()]  # (files and folders, bytes) of each
+    if not any(trees.values()) or sum(n for n, _ in counts) > MAX_FILES or sum(b for _, b in counts) > MAX_BYTES:
         return False
     entry = cache.entry(KIND, entry_key)
     try:

@@ -76,8 +76,9 @@ def build(problem: Problem, track: str, cases: list[Case]) -> str:
     """The cases as the supervisors (keyed cases) or the in-process harness read them."""
     keyed = any(case.keyed for case in cases)
     lines = [] if keyed else ["library ./lib.so", "outdir ./out"]
-    if keyed and jit_budget_s(track):
-        lines.append(f"jit {round(jit_budget_s(track) * 1000)}")
+    budget_s = jit_budget_s(track) if keyed else 0.0
+    if budget_s:
+        lines.append(f"jit {round(budget_s * 1000)}")
     on = tracks.get(track).device  # its budget, samples and audits (grader/tracks/devices.py)
     low, high = on.bench_samples
     for case in cases:
