@@ -92,8 +92,10 @@ FORGED_TIMERS = "tests/test_forged_timers.py"  # its own step: with them, tests-
 
 def pytest_step(*paths: str):
     def step(ctx) -> tuple[str, str]:
+        # -v: each test's outcome reaches the step's log as it ends, so a step cut short by the budget still says
+        # which tests it reached
         ran = ctx.run(
-            [ctx.python, "-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "-ra", "--durations=10", *paths]
+            [ctx.python, "-m", "pytest", "-v", "-m", "gpu", "-p", "no:cacheprovider", "-ra", "--durations=10", *paths]
         )
         status, said = judge_pytest(ran.rc, ran.out)
         return status, said if "no test summary" not in said else f"{said}: {failure(ran)}"
