@@ -3,22 +3,21 @@
 //
 // It runs in the sandbox. It starts CUDA, maps the device memory the supervisor exported to it (a file
 // descriptor received once with MAP: CUDA's virtual-memory API, which works across the sandbox's PID namespace
-// where the legacy IPC handles do not) and, read-only, the GO page (host memory the supervisor's GPU writes),
-// and answers EMPTY calls with a kernel that reads the inputs and writes the outputs (then, if asked, one that
-// keeps the GPU busy for a given time) while the supervisor calibrates its clock: no submission code exists in
-// this process yet. On LOAD it installs its seccomp filter (seccomp.h), loads the compiled submission and says
-// LOADED; from then on it only answers: for each CALL it says READY, waits until the GO word holds the call's
-// mark, calls `kerneljudge_entry` once per set on the buffers named between two CUDA events on the stream it
-// calls on, writes the mark into the DONE word on that stream, waits for the whole device, and answers DONE with
-// the events' times. It holds no seed, key, record or clock the grader believes: the supervisor makes the
-// inputs, keeps the outputs, times the work between GO and the DONE word with its own events
-// (grader/boundary/protocol.h), and keeps this process frozen (SIGSTOP) between calls.
+// where the legacy IPC handles do not), and answers EMPTY calls with a kernel that reads the inputs and writes
+// the outputs (then, if asked, one that keeps the GPU busy for a given time) while the supervisor calibrates its
+// clock: no submission code exists in this process yet. On LOAD it installs its seccomp filter (seccomp.h),
+// loads the compiled submission and says LOADED; from then on it only answers: for each CALL it queues, on the
+// stream it calls on, a wait for the GATE word to hold the call's mark, then calls `kerneljudge_entry` once per
+// set on the buffers named between two CUDA events, writes the mark into the DONE word on that stream, says
+// READY, waits for the whole device, and answers DONE with the events' times. It holds no seed, key, record or
+// clock the grader believes: the supervisor makes the inputs, raises GATE, keeps the outputs, times the work
+// between GATE and the DONE word with its own events (grader/boundary/protocol.h), and keeps this process frozen
+// (SIGSTOP) between calls.
 //
 // Usage: worker CONTROL_FD LIBRARY
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -116,16 +115,8 @@ __global__ void touch_kernel(uint32_t* p, size_t words, bool write, uint32_t* si
 
 cudaEvent_t g_start, g_returned, g_idle;
 uint32_t* g_sink = nullptr;
-const volatile uint32_t* g_go = nullptr;  // the GO word: host memory the supervisor's GPU writes, read-only here
-CUdeviceptr g_done = 0;                  // the DONE word, in the shared device memory
-
-// The GO page, mapped read-only.
-const volatile uint32_t* map_go(int fd) {
-    void* page = mmap(nullptr, kjp::PAGE, PROT_READ, MAP_SHARED, fd, 0);
-    if (page == MAP_FAILED) fail("cannot map the GO page");
-    close(fd);
-    return static_cast<const volatile uint32_t*>(page);
-}
+CUdeviceptr g_done = 0;  // the DONE word, in the shared device memory: this process's stream writes the call's mark
+CUdeviceptr g_gate = 0;  // the GATE word beside it: the supervisor's GPU raises it, this process's stream waits
 
 // Every set's buffers lie inside the region, in order.
 bool valid(const kjp::Go& go, size_t bytes) {
@@ -135,21 +126,26 @@ bool valid(const kjp::Go& go, size_t bytes) {
     return true;
 }
 
-// READY; then, once the GO word holds the call's mark, events on the stream the submission is called on (the
-// legacy default stream) around `work`, and the mark written into the DONE word on that stream after it, for the
-// supervisor's clock; then the whole device is synchronised and a third event measures how long work outlived
-// the call (side streams).
+// On the stream the submission is called on (the legacy default stream): a wait for the GATE word to hold the
+// call's mark (the supervisor's GPU raises it once its stream has made the inputs and recorded its first event),
+// an event, `work`, an event, and the mark written into the DONE word (the supervisor's stream waits for it to
+// record its second event); READY once all of it is queued. Work queued behind the gate starts the moment GATE
+// is raised, so the events hold the kernels' time and not the host's launch latency, as Nsight Compute's
+// durations do. A solve that waits for its own work (a synchronising call) cannot return before GATE is raised:
+// the supervisor goes on without READY after a few milliseconds (cuda_supervisor.cu, READY_WAIT_MS), and READY
+// comes when it returns. Then the whole device is synchronised and a third event measures how long work
+// outlived the call (side streams).
 template <typename Work>
 void timed_reply(const kjp::Go& go, Work work) {
-    reply(kjp::READY, go.call);
-    while (*g_go != go.mark) {
-    }
+    static auto wait_value = KJ_DRIVER(cuStreamWaitValue32);
+    static auto write_value = KJ_DRIVER(cuStreamWriteValue32);
+    check(wait_value(CU_STREAM_LEGACY, g_gate, go.mark, CU_STREAM_WAIT_VALUE_GEQ), "waiting for the GATE word");
     check(cudaEventRecord(g_start, 0), "the submission's solve");
     work();
     check(cudaEventRecord(g_returned, 0), "the submission's solve");
-    static auto write_value = KJ_DRIVER(cuStreamWriteValue32);
     check(write_value(CU_STREAM_LEGACY, g_done, go.mark, CU_STREAM_WRITE_VALUE_DEFAULT), "marking the call done");
     check(cudaGetLastError(), "the submission's solve");
+    reply(kjp::READY, go.call);
     check(cudaDeviceSynchronize(), "the submission's solve");
     check(cudaEventRecord(g_idle, 0), "the submission's solve");
     check(cudaEventSynchronize(g_idle), "the submission's solve");
@@ -171,12 +167,14 @@ int main(int argc, char** argv) {
 
     int fd[2];
     kjp::Go go = receive(fd);
-    if (go.kind != kjp::MAP || fd[0] < 0 || fd[1] < 0 || go.offsets[0] + sizeof(uint32_t) > go.set_stride)
+    if (go.kind != kjp::MAP || fd[0] < 0 || fd[1] < 0 || go.offsets[0] + sizeof(uint32_t) > go.set_stride ||
+        go.offsets[1] + sizeof(uint32_t) > go.set_stride)
         fail("expected the shared buffers and the GO page from the supervisor");
     const size_t bytes = go.set_stride;
     char* region = map_region(fd[0], bytes);
-    g_go = map_go(fd[1]);
+    close(fd[1]);  // the GO page: this process's stream waits for the GATE word instead
     g_done = reinterpret_cast<CUdeviceptr>(region + go.offsets[0]);
+    g_gate = reinterpret_cast<CUdeviceptr>(region + go.offsets[1]);
     reply(kjp::MAPPED, 0);
 
     EntryFn entry = nullptr;
