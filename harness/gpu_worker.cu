@@ -57,10 +57,10 @@ void reply(uint32_t kind, uint64_t call, double call_ms = 0, double tail_ms = 0)
     if (send(g_control, &r, sizeof r, MSG_NOSIGNAL) != (ssize_t)sizeof r) std::_Exit(0);  // the supervisor left
 }
 
-// The next message, and the file descriptors that came with it (-1 where none: MAP brings two).
-kjp::Go receive(int fd[2]) {
+// The next message, and the file descriptor that came with it (-1 where none: only MAP brings one).
+kjp::Go receive(int* fd) {
     kjp::Go go;
-    char control[CMSG_SPACE(2 * sizeof(int))];
+    char control[CMSG_SPACE(sizeof(int))];
     iovec data{&go, sizeof go};
     msghdr message{};
     message.msg_iov = &data, message.msg_iovlen = 1;
@@ -68,10 +68,11 @@ kjp::Go receive(int fd[2]) {
     ssize_t n = recvmsg(g_control, &message, MSG_CMSG_CLOEXEC);
     if (n <= 0) std::_Exit(0);  // the supervisor left
     if (n != (ssize_t)sizeof go || go.magic != kjp::MAGIC) fail("malformed message from the supervisor");
-    fd[0] = fd[1] = -1;
+    if (message.msg_flags & MSG_CTRUNC) fail("a message with more than one file descriptor from the supervisor");
+    *fd = -1;
     for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            std::memcpy(fd, CMSG_DATA(c), std::min<size_t>(c->cmsg_len - CMSG_LEN(0), 2 * sizeof(int)));
+            std::memcpy(fd, CMSG_DATA(c), std::min<size_t>(c->cmsg_len - CMSG_LEN(0), sizeof(int)));
     return go;
 }
 
@@ -165,14 +166,13 @@ int main(int argc, char** argv) {
     for (cudaEvent_t* e : {&g_start, &g_returned, &g_idle}) check(cudaEventCreate(e), "creating events");
     check(cudaMalloc(&g_sink, sizeof(uint32_t)), "device start");
 
-    int fd[2];
-    kjp::Go go = receive(fd);
-    if (go.kind != kjp::MAP || fd[0] < 0 || fd[1] < 0 || go.offsets[0] + sizeof(uint32_t) > go.set_stride ||
+    int fd = -1;
+    kjp::Go go = receive(&fd);
+    if (go.kind != kjp::MAP || fd < 0 || go.offsets[0] + sizeof(uint32_t) > go.set_stride ||
         go.offsets[1] + sizeof(uint32_t) > go.set_stride)
-        fail("expected the shared buffers and the GO page from the supervisor");
+        fail("expected the shared buffers from the supervisor");
     const size_t bytes = go.set_stride;
-    char* region = map_region(fd[0], bytes);
-    close(fd[1]);  // the GO page: this process's stream waits for the GATE word instead
+    char* region = map_region(fd, bytes);
     g_done = reinterpret_cast<CUdeviceptr>(region + go.offsets[0]);
     g_gate = reinterpret_cast<CUdeviceptr>(region + go.offsets[1]);
     reply(kjp::MAPPED, 0);
@@ -180,8 +180,8 @@ int main(int argc, char** argv) {
     EntryFn entry = nullptr;
     void* pointers[kjp::MAX_BUFFERS];
     for (;;) {
-        go = receive(fd);
-        if (fd[0] >= 0 || fd[1] >= 0) fail("an unexpected file descriptor from the supervisor");
+        go = receive(&fd);
+        if (fd >= 0) fail("an unexpected file descriptor from the supervisor");
         if (go.kind == kjp::EXIT) {
             std::fflush(nullptr);  // what solve printed reaches the verdict's output tail (stdout is a pipe)
             std::_Exit(0);         // skip the submission's static destructors

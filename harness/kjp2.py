@@ -5,15 +5,16 @@ byte for byte, packed with struct in the machine's own layout (native sizes and 
           outputs u32, set_stride u64, spin_us u32, mark u32                                (240 bytes)
     Reply magic u32, kind u32, call u64, call_ms f64, tail_ms f64                            (32 bytes)
 
-A Go arrives in one SEQPACKET packet, MAP with two file descriptors (SCM_RIGHTS): the device memory's, then the GO
-page's (the compiled worker's; the Python worker waits for the GATE word, MAP's offsets[1]); a packet of another
-size or magic, or with more descriptors than that, is a protocol error. This module only packs, unpacks and moves
+A Go arrives in one SEQPACKET packet, MAP with one file descriptor (SCM_RIGHTS), the device memory's, in which
+offsets[0] is the DONE word and offsets[1] the GATE word; a packet of another size or magic, or with more
+descriptors than that, is a protocol error. This module only packs, unpacks and moves
 messages: what they mean is harness/python_worker.py's.
 """
 
 from __future__ import annotations
 
 import array
+import os
 import socket
 import struct
 from dataclasses import dataclass
@@ -21,8 +22,7 @@ from dataclasses import dataclass
 MAGIC = 0x4B4A5032  # "KJP2"
 MAX_BUFFERS = 16
 MAX_INTS = 16
-MAX_FDS = 2  # MAP's: the device memory, the GO page
-PAGE = 4096  # the GO page's size
+MAX_FDS = 1  # MAP's: the device memory
 LOADED, CALL, EMPTY, DONE, EXIT, MAP, MAPPED, LOAD, READY = 1, 2, 3, 4, 5, 6, 7, 8, 9
 
 GO = struct.Struct(f"@IIQII{MAX_BUFFERS}Q{MAX_INTS}iIIQII")
@@ -45,7 +45,7 @@ class Go:
     outputs: int = 0  # EMPTY: bit j set if buffer j is an output
     set_stride: int = 0  # bytes between two sets; MAP: the region's size
     spin_us: int = 0  # EMPTY: then keep the GPU busy this long (the calibration's longer calls)
-    mark: int = 0  # CALL/EMPTY: the word GO holds before the work and the worker writes into DONE after it
+    mark: int = 0  # CALL/EMPTY: the value GATE reaches before the work and the worker writes into DONE after it
 
     def pack(self) -> bytes:
         return GO.pack(
@@ -93,8 +93,10 @@ def receive(control: socket.socket) -> tuple[Go, tuple[int, ...]] | None:
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
-    if flags & socket.MSG_CTRUNC:
-        raise ProtocolError(f"a message with more than {MAX_FDS} file descriptors")
+    if flags & socket.MSG_CTRUNC or len(fds) > MAX_FDS:  # the control space is rounded up: it may hold more
+        for fd in fds:
+            os.close(fd)
+        raise ProtocolError(f"a message with more than {MAX_FDS} file descriptor(s)")
     return Go.unpack(data), tuple(fds)
 
 

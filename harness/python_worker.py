@@ -4,8 +4,7 @@ messages (harness/kjp2.py; grader/boundary/protocol.h): MAP -> MAPPED; EMPTY -> 
 any submission code exists in the process); LOAD -> LOADED; then CALL/EMPTY -> READY, DONE ... EXIT.
 
 It runs in the sandbox. It starts CUDA through the track's framework (harness/python_frameworks.py), maps the device
-memory whose file descriptor came with MAP (harness/cuda_vmm.py; the GO page's, which came with it, is the compiled
-worker's and is closed here), and answers EMPTY with a stand-in that reads every input and writes every output,
+memory whose file descriptor came with MAP (harness/cuda_vmm.py), and answers EMPTY with a stand-in that reads every input and writes every output,
 after making the arrays a CALL would (their cost is part of the rest the supervisor calibrates). On LOAD it installs
 the seccomp filter (processes allowed, for the JIT: harness/python_seccomp.cpp), Landlock (only the JIT's compilers
 may run: harness/landlock.py) and the audit hook (harness/python_guard.py), then imports the submission and says
@@ -74,9 +73,8 @@ class Worker:
 
     def serve(self) -> None:
         go, fds = self.receive()
-        if go.kind != kjp2.MAP or len(fds) != 2 or max(go.offsets[0], go.offsets[1]) + 4 > go.set_stride:
-            fail("expected the shared buffers and the GO page from the supervisor")
-        os.close(fds[1])  # the GO page: the compiled worker spins on it, this one's stream waits for GATE
+        if go.kind != kjp2.MAP or len(fds) != 1 or max(go.offsets[0], go.offsets[1]) + 4 > go.set_stride:
+            fail("expected the shared buffers from the supervisor")
         self.region_bytes = go.set_stride
         self.region = cuda_vmm.map_region(fds[0], go.set_stride)
         self.done, self.gate = self.region + go.offsets[0], self.region + go.offsets[1]

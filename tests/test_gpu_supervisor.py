@@ -2,7 +2,7 @@
 with small CUDA libraries written here: the worker maps the supervisor's device memory across the sandbox, the
 inputs are the grader's bit for bit and differ per call, the audited calls are a draw of the samples whose kept
 outputs are right (batched calls too), a kernel that writes past either end of a buffer (by one element, or a
-whole unguarded block) is recorded by the guards' check, the judge's own clock (the supervisor's events from GO
+whole unguarded block) is recorded by the guards' check, the judge's own clock (the supervisor's events from GATE
 to the DONE word) agrees with an honest kernel's events within 1% (calls of 50 us to 3 ms), and a worker whose
 timer claims a tenth, or 80%, of its kernel's time gains nothing: the judge's clock still measures the kernel.
 

@@ -14,20 +14,18 @@
 // its slot's start.
 //
 // CPU track:  worker: LOADED; then CALL/EMPTY -> DONE ... EXIT.
-// CUDA track: supervisor: MAP (+ the memory's fd and the GO page's fd) -> worker: MAPPED; EMPTY -> READY, DONE
+// CUDA track: supervisor: MAP (+ the device memory's fd) -> worker: MAPPED; EMPTY -> READY, DONE
 //             (calibration, before any submission code exists in the worker); LOAD -> LOADED; then CALL/EMPTY ->
 //             READY, DONE ... EXIT.
 //
 // The CUDA track's clock (docs/timing.md, "The judge's clock"): a call's work is timed on the GPU by the
-// supervisor's own events, ordered against the worker's work by words, never by the worker's clock. After READY
-// the compiled worker waits, spinning, until the GO word (a page of host memory the supervisor's GPU writes,
-// mapped read-only in the worker) holds the call's `mark`; then it calls solve, and on the stream it called on
-// writes `mark` into the DONE word (a word of the shared device memory, at offsets[0] of MAP) with
-// cuStreamWriteValue32. The Python worker instead queues, before READY, a wait (cuStreamWaitValue32) for the GATE
-// word (beside DONE, at offsets[1] of MAP) to reach `mark`, then solve's launches, then the DONE word's write; a
+// supervisor's own events, ordered against the worker's work by words, never by the worker's clock. Before READY
+// each worker queues, on the stream it calls solve on, a wait (cuStreamWaitValue32) for the GATE word (a word of
+// the shared device memory, at offsets[1] of MAP) to reach the call's `mark`, an event, solve's launches, an
+// event, and the write of `mark` into the DONE word (beside it, at offsets[0] of MAP; cuStreamWriteValue32); a
 // READY that does not come in a few milliseconds (a solve waiting for its own gated work) is not waited for. The
-// supervisor's stream records its first event, raises GO and GATE, waits for the DONE word (cuStreamWaitValue32)
-// and records its second event: the interval holds the worker's work and a calibrated overhead. A worker that
+// supervisor's stream records its first event, raises GATE, waits for the DONE word (cuStreamWaitValue32) and
+// records its second event: the interval holds the worker's work and a calibrated overhead. A worker that
 // marks DONE early gains nothing: the supervisor's second event is stamped when its own stream runs, and its
 // snapshot of the outputs, taken right after, holds whatever the work had not finished.
 #pragma once
@@ -49,7 +47,7 @@ enum Kind : uint32_t {
     EMPTY = 3,   // supervisor -> worker: answer DONE at once (CUDA: after the calibration kernel over the buffers)
     DONE = 4,    // worker -> supervisor: the call returned
     EXIT = 5,    // supervisor -> worker: leave now, status 0
-    MAP = 6,     // supervisor -> worker (CUDA): map the device memory and the GO page whose fds come with this
+    MAP = 6,     // supervisor -> worker (CUDA): map the device memory whose fd comes with this
     MAPPED = 7,  // worker -> supervisor (CUDA): mapped
     LOAD = 8,    // supervisor -> worker (CUDA): load the submission now
     READY = 9,   // worker -> supervisor (CUDA): the call's arguments are made (Python: its work queued behind GATE)
@@ -66,7 +64,7 @@ struct Go {
     uint32_t outputs;               // CUDA, EMPTY: bit j set if buffer j is an output (the calibration kernel)
     uint64_t set_stride;  // bytes of one set, its last FENCE included (CUDA: between two sets); MAP: the region size
     uint32_t spin_us;     // CUDA, EMPTY: then keep the GPU busy this long (the calibration's longer calls)
-    uint32_t mark;        // CUDA, CALL/EMPTY: the call's mark (GO, DONE words); makes the size a multiple of 8
+    uint32_t mark;        // CUDA, CALL/EMPTY: the call's mark (GATE, DONE words); makes the size a multiple of 8
 };
 
 struct Reply {

@@ -23,7 +23,7 @@ from grader.verdict.model import BenchmarkResult, Verdict
 from grader.verdict.status import Status
 
 TAIL_SLACK_MS = 0.05  # timed calls: allowed excess of the tail over the calibration stand-in's tail
-# GPU tracks: the score is the judge's clock (the supervisor's own events from raising GO to the DONE word, less the
+# GPU tracks: the score is the judge's clock (the supervisor's own events from raising GATE to the DONE word, less the
 # calibrated overhead: grader/boundary/protocol.h, docs/timing.md "The judge's clock"). The worker's claim (its own
 # events: precise, but in the process the submission controls) stands in for it where the two medians agree within
 # the larger of these, so a forged timer gains at most that; and where it is over the judge's time, since a claim

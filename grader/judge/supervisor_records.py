@@ -229,7 +229,7 @@ def times(out: Path, case: str) -> tuple[dict, list[Sample]] | None:
 
 
 def judge_times_ms(out: Path, case: str) -> list[float] | None:
-    """The supervisor's own time of each timed call of a benchmark (CUDA track: its events from GO to the DONE
+    """The supervisor's own time of each timed call of a benchmark (CUDA track: its events from GATE to the DONE
     word, less the calibrated overhead; grader/boundary/protocol.h), in run order. None if the record is absent
     or odd."""
     try:

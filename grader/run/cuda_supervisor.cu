@@ -9,16 +9,16 @@
 // The grader starts it as its own user, outside the sandbox, once the worker (harness/gpu_worker.cu) started
 // in the sandbox. It owns every buffer of the run: one device allocation it exports to the worker as a file
 // descriptor (CUDA's virtual-memory API), with the DONE and GATE words in its last page, a private one the worker
-// never sees, into which it copies what a call left (the snapshot), and the GO page, host memory its GPU writes
-// and the worker reads. The supervisor alone holds the secret keys. For every call it
-//   1. thaws the worker, sends CALL and waits for READY (the compiled worker spins on the GO word from then on;
-//      the Python worker has queued solve's work behind a wait for the GATE word), or READY_WAIT_MS for it;
+// never sees, into which it copies what a call left (the snapshot). The supervisor alone holds the secret keys.
+// For every call it
+//   1. thaws the worker, sends CALL and waits for READY (both workers have queued solve's work behind a wait for
+//      the GATE word by then), or READY_WAIT_MS for it;
 //   2. queues on its stream: the inputs, the outputs poisoned and the guards' canary (guards.h; generator.h in a
-//      kernel), the L2 flushed (timed calls), its first event, a kernel that raises GO and GATE to the call's
-//      mark, a wait for the DONE word to hold the mark (which the worker's stream writes after solve), its second
+//      kernel), the L2 flushed (timed calls), its first event, a kernel that raises the GATE word to the
+//      call's mark, a wait for the DONE word to hold the mark (which the worker's stream writes after solve), its second
 //      event, and the copy of the call's outputs into the snapshot. Between the two events, on the GPU's clock,
-//      lie the worker's work and an overhead (the GO kernel, the worker's launch, the switches between the two
-//      contexts). A worker that marks DONE early gains nothing: the second event is stamped when this stream
+//      lie the worker's work and an overhead (the GATE kernel, the switches between the two contexts, the
+//      worker's events). A worker that marks DONE early gains nothing: the second event is stamped when this stream
 //      runs, and the snapshot right after it holds whatever the work had not finished: poison left in a timed
 //      call's float outputs ends the run, and the audits check the rest;
 //   3. on DONE freezes the worker (every thread seen stopped) and waits for its stream; a DONE word that never
@@ -36,7 +36,6 @@
 // slots' last contents reach the trusted folder, where every record is written.
 //
 // Usage: cuda_supervisor CONTROL_FD PIDFD, the request (supervision.h) on stdin.
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "cuda_driver.h"
@@ -96,10 +95,7 @@ cudaStream_t g_stream;
 cudaStream_t g_release_stream;  // only for writing the DONE word when the worker never did
 size_t g_done_offset = 0;       // the DONE word, in the region's last page
 CUdeviceptr g_done = 0;
-CUdeviceptr g_gate = 0;          // the GATE word, beside it: GO as device memory, for a worker that gates its stream
-volatile uint32_t* g_go_host = nullptr;  // the GO page: a sealed memfd, pinned and mapped for this process's GPU
-uint32_t* g_go_device = nullptr;
-int g_go_fd = -1;
+CUdeviceptr g_gate = 0;          // the GATE word, beside it: the worker's stream waits for it to hold the call's mark
 uint32_t g_mark = 0;  // the last call's mark
 
 // How many sets of a case's buffers the region holds at once (a timed batch uses one set per call).
@@ -144,25 +140,14 @@ void allocate(const std::vector<Case>& cases) {
     // Marks start at 1 and only grow, and a worker's stream waits for GATE to reach one: a fresh allocation need
     // not be zero, and a GATE word that started high would let queued work run before its inputs exist.
     check(cudaMemset(reinterpret_cast<void*>(g_done), 0, kjp::PAGE), "allocating the shared buffers");
-    // The GO page: written by this process (its GPU, or its CPU for the empty calls) only. Pinned and mapped for
-    // the GPU first, then sealed against new writable mappings, so the worker can map it read-only and no other
-    // way (a hardening: a worker that raised GO itself would only start before its inputs exist).
-    g_go_fd = memfd_create("kerneljudge-go", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (g_go_fd < 0 || ftruncate(g_go_fd, kjp::PAGE) != 0) die(EXIT_INTERNAL, "cannot make the GO page");
-    void* page = mmap(nullptr, kjp::PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, g_go_fd, 0);
-    if (page == MAP_FAILED) die(EXIT_INTERNAL, "cannot map the GO page");
-    g_go_host = static_cast<volatile uint32_t*>(page);
-    check(cudaHostRegister(page, kjp::PAGE, cudaHostRegisterMapped | cudaHostRegisterPortable), "pinning the GO page");
-    check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&g_go_device), page, 0), "mapping the GO page");
-    fcntl(g_go_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL);
 }
 
-// MAP, with the region's file descriptor and the GO page's, and the worker's MAPPED.
+// MAP, with the region's file descriptor, and the worker's MAPPED.
 Fate share_region() {
     kjp::Go go{};
     go.magic = kjp::MAGIC, go.kind = kjp::MAP, go.set_stride = g_region_bytes;
     go.offsets[0] = g_done_offset, go.offsets[1] = g_done_offset + GATE_AFTER_DONE;
-    const int fds[2] = {g_region_fd, g_go_fd};
+    const int fds[1] = {g_region_fd};
     char control[CMSG_SPACE(sizeof fds)] = {};
     iovec data{&go, sizeof go};
     msghdr message{};
@@ -173,7 +158,6 @@ Fate share_region() {
     std::memcpy(CMSG_DATA(c), fds, sizeof fds);
     if (sendmsg(g_control, &message, MSG_NOSIGNAL) != (ssize_t)sizeof go) return Fate::GONE;
     close(g_region_fd);
-    close(g_go_fd);
     return receive(kjp::MAPPED, 0);
 }
 
@@ -341,16 +325,16 @@ void flush_cache() {
 // --- one call --------------------------------------------------------------------------------------------------
 
 struct Call {
-    double gpu_ms = 0;      // the judge's clock: the supervisor's events from GO to the DONE word (work + overhead)
+    double gpu_ms = 0;      // the judge's clock: the supervisor's events from GATE to the DONE word (work + overhead)
     double own_gpu_ms = 0;  // the supervisor's own GPU work around it (inputs, flush, snapshot), by its events
     double wall_ms = 0;     // the supervisor's host clock over the whole call, for the record
     kjp::Reply reply{};     // the worker's claim (call_ms, tail_ms over the whole batch; the tail less this
                             // process's GPU work after the DONE word)
 };
 
-// The supervisor's events of a call, after the worker's READY: inputs | GO .. DONE word (the judge's clock) | snapshot
+// The supervisor's events of a call, after the worker's READY: inputs | GATE .. DONE word (the judge's clock) | snapshot
 // | poison count.
-enum Mark { INPUTS, GO, DONE_WORD, SNAPSHOT_TAKEN, COUNTED, MARKS };
+enum Mark { INPUTS, GATE, DONE_WORD, SNAPSHOT_TAKEN, COUNTED, MARKS };
 cudaEvent_t g_marks[MARKS];
 int g_wake_latency_held = 0;  // 1 while this process holds the PM QoS request (see CPU_WAKE_LATENCY_US)
 
@@ -369,11 +353,9 @@ double elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
     return ms;
 }
 
-// Raises GO: a worker spinning on the page calls solve from now on, and a worker whose stream waits on the GATE
-// word runs the work it queued.
-__global__ void raise_go_kernel(volatile uint32_t* go, volatile uint32_t* gate, uint32_t mark) {
+// Raises the GATE word: the work the worker queued behind its wait for it runs from now on.
+__global__ void raise_gate_kernel(volatile uint32_t* gate, uint32_t mark) {
     *gate = mark;
-    *go = mark;
     __threadfence_system();
 }
 
@@ -432,8 +414,8 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
         prepare(c, index, sets);
         check(cudaMemsetAsync(reinterpret_cast<void*>(g_done), 0, sizeof(uint32_t), g_stream), "making the inputs");
         if (timed) flush_cache();
-        check(cudaEventRecord(g_marks[GO], g_stream), "starting the judge's clock");
-        raise_go_kernel<<<1, 1, 0, g_stream>>>(g_go_device, reinterpret_cast<uint32_t*>(g_gate), go.mark);
+        check(cudaEventRecord(g_marks[GATE], g_stream), "starting the judge's clock");
+        raise_gate_kernel<<<1, 1, 0, g_stream>>>(reinterpret_cast<uint32_t*>(g_gate), go.mark);
         check(wait_value(g_stream, g_done, go.mark, CU_STREAM_WAIT_VALUE_EQ), "waiting for the DONE word");
         check(cudaEventRecord(g_marks[DONE_WORD], g_stream), "stopping the judge's clock");
         snapshot(c, sets, timed);
@@ -460,8 +442,8 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
                       "outputs are written";
         fate = Fate::VIOLATION;
     }
-    out->gpu_ms = elapsed_ms(g_marks[GO], g_marks[DONE_WORD]);
-    out->own_gpu_ms = elapsed_ms(g_marks[INPUTS], g_marks[GO]) + elapsed_ms(g_marks[DONE_WORD], g_marks[SNAPSHOT_TAKEN]);
+    out->gpu_ms = elapsed_ms(g_marks[GATE], g_marks[DONE_WORD]);
+    out->own_gpu_ms = elapsed_ms(g_marks[INPUTS], g_marks[GATE]) + elapsed_ms(g_marks[DONE_WORD], g_marks[SNAPSHOT_TAKEN]);
     // The worker's tail ends with an event its context can stamp only once this one's work after the DONE word
     // (snapshot, poison count) has had the GPU, since the two contexts take turns: that work is not the program's.
     out->reply.tail_ms -= elapsed_ms(g_marks[DONE_WORD], g_marks[COUNTED]);
@@ -470,9 +452,8 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
 
 // --- the calibration: the same steps around an empty kernel, before the submission is loaded -----------------
 
-// The judge's interval of a call (GO .. DONE word, on the GPU) = the worker's work + the rest (the GO kernel,
-// the worker's launch after it sees GO, the switches between the two contexts, the DONE word's write and
-// wait). The calibration measures the rest, at several lengths of the worker's work, and the supervisor's own
+// The judge's interval of a call (GATE .. DONE word, on the GPU) = the worker's work + the rest (the GATE
+// kernel, the switches between the two contexts, the worker's events, the DONE word's write and wait). The calibration measures the rest, at several lengths of the worker's work, and the supervisor's own
 // GPU work per set, while the worker is still free of submission code.
 struct RestAt {
     double work_ms, rest_ms;  // medians over calls of one length: the worker's event time, and the rest
@@ -513,7 +494,7 @@ double percentile(std::vector<double> v, double q) {
 }
 
 // The worker's events around nothing: the launch-and-record overhead reported with each benchmark. Nothing is
-// timed by the judge's clock here, so GO is raised from this process's CPU.
+// timed by the judge's clock here, so GATE is raised by a memory operation of this process's own.
 Fate empty_call(kjp::Reply* reply) {
     kjp::Go go{};
     go.magic = kjp::MAGIC, go.kind = kjp::EMPTY, go.sets = 1, go.set_stride = kjp::PAGE, go.mark = ++g_mark;
@@ -523,7 +504,6 @@ Fate empty_call(kjp::Reply* reply) {
     if (fate == Fate::OK) {
         static auto write_value = KJ_DRIVER(cuStreamWriteValue32);
         check(write_value(g_release_stream, g_gate, go.mark, CU_STREAM_WRITE_VALUE_DEFAULT), "raising the GATE word");
-        g_go_host[0] = go.mark;
         fate = receive(kjp::DONE, 0, reply, CALL_SPIN_MS);
     }
     Fate frozen = freeze();
