@@ -158,6 +158,27 @@ void timed_reply(const kjp::Go& go, Work work) {
 
 }  // namespace
 
+// The streams a submission makes wait for the legacy default stream, so for the GATE word: work queued behind
+// the gate must not run before its inputs exist, and a stream made non-blocking would not wait. The submission
+// is loaded after this program, so its calls resolve here first (the program exports these, -rdynamic); a stream
+// the submission gets otherwise starts before its inputs and is never right, which only harms the submission.
+// An honest stream of its own it synchronises before returning works, a few milliseconds later per call (the
+// supervisor goes on without READY while solve waits: cuda_supervisor.cu, READY_WAIT_MS). Host code only: the
+// device pass has CUDA's own device-side definitions of these names.
+#if !defined(__CUDA_ARCH__)
+extern "C" cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+    using Create = cudaError_t (*)(cudaStream_t*, unsigned int);
+    static const auto create = reinterpret_cast<Create>(dlsym(RTLD_NEXT, "cudaStreamCreateWithFlags"));
+    return create ? create(stream, flags & ~cudaStreamNonBlocking) : cudaErrorUnknown;
+}
+
+extern "C" cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority) {
+    using Create = cudaError_t (*)(cudaStream_t*, unsigned int, int);
+    static const auto create = reinterpret_cast<Create>(dlsym(RTLD_NEXT, "cudaStreamCreateWithPriority"));
+    return create ? create(stream, flags & ~cudaStreamNonBlocking, priority) : cudaErrorUnknown;
+}
+#endif
+
 int main(int argc, char** argv) {
     if (argc != 3) fail("usage: worker CONTROL_FD LIBRARY");
     g_control = std::atoi(argv[1]);

@@ -34,3 +34,15 @@ def test_the_supervisor_and_worker_build_and_are_cached(cache, track):
     if track == "cuda":
         needed = subprocess.run(["readelf", "-d", str(worker)], capture_output=True, text=True).stdout
         assert "libcudart.so" in needed and "libcuda.so" not in needed  # the driver comes through the runtime
+
+
+def test_the_cuda_worker_makes_the_submissions_streams_itself(cache):
+    """A submission loaded into the CUDA worker finds the worker's stream creation before the runtime's, which
+    keeps every stream it makes waiting for the gate of its call (harness/gpu_worker.cu)."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("no nvcc")
+    exported = subprocess.run(
+        ["nm", "-D", "--defined-only", str(binaries.worker("cuda"))], capture_output=True, text=True
+    )
+    names = {line.split()[-1] for line in exported.stdout.splitlines() if line.split()[1:2] == ["T"]}
+    assert {"cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority"} <= names

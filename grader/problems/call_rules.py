@@ -46,6 +46,14 @@ RULES: tuple[tuple[str, str], ...] = (
         "with the same rounding; arithmetic on it is done in float and rounded, unless the CPU has AVX512-FP16.",
     ),
     (
+        "Streams (CUDA track)",
+        "`solve` is called on the default stream, and a call lasts until the work queued there is done: the judge "
+        "times from the moment the call's inputs exist to then. Streams `solve` makes itself wait for the default "
+        "stream (the judge makes `cudaStreamNonBlocking` ones blocking, so none starts before its inputs exist); "
+        "work on them counts only if `solve` synchronises them, or the default stream waits for them, before it "
+        "returns.",
+    ),
+    (
         "Indices",
         "Indices count from 0 in the formulas, the text and the code alike: element (i, j) of an M x N matrix "
         "is at `i * N + j`, with 0 <= i < M and 0 <= j < N.",

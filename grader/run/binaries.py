@@ -72,7 +72,7 @@ PROGRAMS = {
     "gpu_worker": Program(
         HARNESS_SOURCES / "gpu_worker.cu",
         True,
-        ("-O2", "-std=c++17", "-cudart", "shared"),
+        ("-O2", "-std=c++17", "-cudart", "shared", "-Xlinker", "-export-dynamic"),  # its stream creation, for solve
         WORKER_HEADERS,
         ("-ldl",),
     ),

@@ -1,6 +1,7 @@
 // expect: accepted
 // Honest but unusual: works on a non-blocking stream of its own, and synchronises that stream before
-// returning, so no work outlives the call.
+// returning, so no work outlives the call. The worker makes the stream blocking, so its work waits for the
+// call's gate like the default stream's (left non-blocking, it ran before its inputs existed: "never written").
 // A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
 __global__ void softmax_rows(const float* x, float* y, int M, int N) {
     __shared__ float red[256];
