@@ -1,12 +1,13 @@
-// expect: rejected
-// mode: submit
-// message: square_8k
-// Cheat (6), timing only: the softmax on a non-blocking side stream, no pause, so each test's work is over
-// within the 2 ms a test call may overrun and every answer is right (a single row stays on the caller's
-// stream: this simple kernel takes over 2 ms for one row of a million). Timed calls are judged more
-// strictly: the caller's stream sees an empty call (below the physical floor), and the work left running
-// after the return is longer than an empty call's tail allows.
+// expect: wrong_answer
+// message: never written
+// Cheat (6), timing only: the softmax on a non-blocking side stream (from the driver: the worker makes the
+// runtime's non-blocking streams blocking), no pause, hoping its work is not timed (a single row stays on the
+// caller's stream). The caller's work is queued behind the call's gate before the inputs exist; the side
+// stream's is not, so it runs first, on the inputs of no call, and the supervisor's poison, written after it
+// with the inputs, is what the first test's output holds when the caller's stream marks the call done.
 // A correct row softmax: one block of 256 threads per row (grid-stride over rows), float sums.
+#include <cuda.h>
+#include <cuda_runtime.h>
 __global__ void softmax_rows(const float* x, float* y, int M, int N) {
     __shared__ float red[256];
     for (int r = blockIdx.x; r < M; r += gridDim.x) {
@@ -40,11 +41,21 @@ static void softmax(const float* x, float* y, int M, int N, cudaStream_t stream 
     softmax_rows<<<M < 65536 ? M : 65536, 256, 0, stream>>>(x, y, M, N);
 }
 
+// A stream that does not wait for the default stream, from the driver: the worker makes the runtime's
+// non-blocking streams blocking (so their work waits for the call's gate and is timed), not the driver's.
+static cudaStream_t driver_nonblocking_stream() {
+    using Create = CUresult (*)(CUstream*, unsigned int);
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    cudaGetDriverEntryPointByVersion("cuStreamCreate", &fn, 12000, cudaEnableDefault, &found);
+    CUstream s = nullptr;
+    reinterpret_cast<Create>(fn)(&s, CU_STREAM_NON_BLOCKING);
+    return reinterpret_cast<cudaStream_t>(s);
+}
+
 void solve(const float* input, float* output, int M, int N) {
     static cudaStream_t side = [] {
-        cudaStream_t s;
-        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-        return s;
+        return driver_nonblocking_stream();
     }();
     softmax(input, output, M, N, M == 1 ? 0 : side);
 }
