@@ -41,7 +41,7 @@ CONTAINER_MEMORY = Setting(
     "KERNELJUDGE_CONTAINER_MEMORY", "", "memory cap of one container run, bytes (default: 3/4 of RAM)"
 )
 JIT_BUDGET_S = Setting(
-    "KERNELJUDGE_JIT_BUDGET_S", "120", "seconds of a Python track's run for its JIT stage (compile, autotune)"
+    "KERNELJUDGE_JIT_BUDGET_S", "300", "seconds of a Python track's run for its JIT stage (compile, autotune)"
 )
 CUDA_ARCH = Setting("KERNELJUDGE_CUDA_ARCH", "sm_90a", "the -arch to compile for when no GPU is visible")
 UID_BASE = Setting("KERNELJUDGE_UID_BASE", "61000", "first uid of the range the local sandbox runs submissions as")

@@ -40,7 +40,7 @@ def test_the_request_asks_for_the_stage_before_its_cases(monkeypatch):
     monkeypatch.delenv(settings.JIT_BUDGET_S.name, raising=False)
     problem, cases = _cases("triton")
     lines = request.build(problem, "triton", cases).splitlines()
-    assert lines[0] == "jit 120000" and lines[1].startswith("case ")
+    assert lines[0] == "jit 300000" and lines[1].startswith("case ")
     assert sum(line.startswith("jit") for line in lines) == 1
     monkeypatch.setenv(settings.JIT_BUDGET_S.name, "2.5")
     assert request.build(problem, "cupy", cases).splitlines()[0] == "jit 2500"
