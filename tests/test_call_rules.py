@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from grader.cli.main import app
 from grader.problems import call_rules
 from grader.run import request, supervised
+from grader.settings import JIT_BUDGET_S
 from grader.tracks.cpu import THREADS as CPU_THREADS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -21,6 +22,9 @@ def test_the_figures_are_the_codes():
     assert request.DRAWS_PER_TEST == 2 and "twice per test" in rules["Many calls, one process"]
     assert f"exactly {CPU_THREADS} threads" in rules["Threads (CPU track)"]
     assert f"{supervised.PAGE}-byte boundary" in rules["Alignment"]
+    assert (
+        f"({float(JIT_BUDGET_S.default):g} s by default" in rules["Compiling and autotuning (Triton and CuPy tracks)"]
+    )
 
 
 def test_grader_show_states_the_rules():
@@ -36,6 +40,7 @@ def test_the_readme_and_the_reduction_statements_state_the_thread_count():
     for topic, _ in call_rules.RULES:
         assert f"**{topic}" in readme
     assert f"OpenMP runs exactly {CPU_THREADS} threads on every host" in readme
+    assert f"({float(JIT_BUDGET_S.default):g} s by default" in readme
     for slug in ("sum-reduction", "prefix-sum"):
         assert (
             f"OpenMP runs exactly {CPU_THREADS} threads on every host"

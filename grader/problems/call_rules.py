@@ -3,11 +3,13 @@ README's "Tracks" section say the same (tests/test_call_rules.py holds them to t
 
 Each rule is (topic, text); the figures come from the code that makes them true: the thread count from
 grader/tracks/cpu.py, the buffers' alignment from the supervisors' layout (grader/run/supervised.py PAGE,
-supervision.h), the repeated calls from the request (grader/run/request.py DRAWS_PER_TEST).
+supervision.h), the repeated calls from the request (grader/run/request.py DRAWS_PER_TEST), the JIT stage's budget from
+grader/settings.py.
 """
 
 from __future__ import annotations
 
+from grader.settings import JIT_BUDGET_S
 from grader.tracks.cpu import THREADS as CPU_THREADS
 
 ALIGN = 4096  # the supervisors' buffer layout (grader/run/supervised.py PAGE, supervision.h): one page each
@@ -52,6 +54,15 @@ RULES: tuple[tuple[str, str], ...] = (
         "stream (the judge makes `cudaStreamNonBlocking` ones blocking, so none starts before its inputs exist); "
         "work on them counts only if `solve` synchronises them, or the default stream waits for them, before it "
         "returns.",
+    ),
+    (
+        "Compiling and autotuning (Triton and CuPy tracks)",
+        "A kernel compiles on its first call for a shape, and `@triton.autotune` and `@triton.heuristics` choose "
+        "their configuration there. Before the tests, the judge calls `solve` once per distinct set of sizes the "
+        "tests and benchmarks use, untimed, on inputs of its own, within a budget of its own "
+        f"({float(JIT_BUDGET_S.default):g} s by default, the host's setting): no test or benchmark pays for "
+        'compiling or autotuning, and an autotuned kernel keyed on the sizes (`key=["M", "N"]`) is timed '
+        "with the configuration it chose.",
     ),
     (
         "Indices",
