@@ -28,7 +28,7 @@ PIP_SOURCE = $(if $(wildcard $(WHEELHOUSE)/*.whl),$(if $(filter-out $(python_ver
 help: ## this list
 	@awk -F ':.*## ' '/^[A-Za-z0-9_-]+:.*## / { printf "  make %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 	@echo "Variables: PROBLEM FILE USER (grade), PYTHON (the interpreter setup builds on), VENV, WHEELHOUSE, WHEELHOUSE_PY,"
-	@echo "  REPORT STEPS PROBLEMS BUDGET FIXTURE_BUDGET (gpu-check), BUNDLE DOCKER_DEBS (offline-bundle)."
+	@echo "  REPORT STEPS PROBLEMS BUDGET FIXTURE_BUDGET SHARD (gpu-check), BUNDLE DOCKER_DEBS (offline-bundle)."
 
 setup: $(VENV)/.installed ## the venv (.venv): the project (editable) with every extra; runs first for every target
 
@@ -69,11 +69,12 @@ test-gpu: setup ## the GPU half of the suite
 # selftest and validate-timing over PROBLEMS (default: all), the whole run within BUDGET seconds if given; a summary
 # and one log per step in REPORT, each step's line written as it ends. Run it in parts into the same REPORT where
 # one run must be short, e.g. STEPS="doctor tests-adversarial", then STEPS=tests-timing, then STEPS=tests-rest,
-# then the rest.
+# then the rest; SHARD=K/N runs part K (from 0) of N of the test steps' tests.
 gpu-check: setup ## GPU host: GPU tests, selftest, validate-timing, profile, container; a report in REPORT
-	@test -n "$(REPORT)" || { echo 'usage: make gpu-check REPORT=folder [STEPS="doctor tests-adversarial ..."] [PROBLEMS="softmax ..."] [BUDGET=seconds]' >&2; exit 2; }
+	@test -n "$(REPORT)" || { echo 'usage: make gpu-check REPORT=folder [STEPS="doctor tests-adversarial ..."] [PROBLEMS="softmax ..."] [BUDGET=seconds] [SHARD=K/N]' >&2; exit 2; }
 	$(PY) scripts/gpu_check.py --report "$(REPORT)" $(if $(STEPS),--steps "$(STEPS)") \
-	  $(if $(PROBLEMS),--problems "$(PROBLEMS)") $(if $(BUDGET),--budget $(BUDGET)) $(if $(FIXTURE_BUDGET),--fixture-budget $(FIXTURE_BUDGET))
+	  $(if $(PROBLEMS),--problems "$(PROBLEMS)") $(if $(BUDGET),--budget $(BUDGET)) $(if $(FIXTURE_BUDGET),--fixture-budget $(FIXTURE_BUDGET)) \
+	  $(if $(SHARD),--shard $(SHARD))
 
 grade: setup ## grade FILE (default: the best reference solution of PROBLEM for this machine) as USER
 	$(GRADER) submit $(PROBLEM) $(or $(FILE),--reference) --user $(USER)

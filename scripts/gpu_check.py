@@ -2,13 +2,17 @@
 report's summary as it ends, so that a check cut short still leaves a report of what it finished.
 
     python scripts/gpu_check.py --report DIR [--steps "doctor selftest"] [--problems "softmax attention"]
-                                [--budget SECONDS] [--fixture-budget SECONDS]
+                                [--budget SECONDS] [--fixture-budget SECONDS] [--shard K/N]
 
 The steps (gpu_check_steps.py says what each runs and how it is judged): doctor, tests-adversarial, tests-timing,
 tests-rest, selftest, validate-timing, profile, container. The report folder holds summary.txt and one <step>.log
 per step, each kept under 16 MiB (its head and tail, when a step says more), nothing in subfolders. A
 step run again into the same folder appends to its log and adds a summary line; the last line of a step is its
 latest run. Every line of a log is stamped with the UTC time.
+
+--shard K/N runs part K (from 0) of N of each test step's tests (tests-adversarial, tests-timing, tests-rest; its
+summary line is named STEP[K/N]): N calls, one per part, run every test once, and each part can run on a GPU of
+its own (CUDA_VISIBLE_DEVICES), each into a report of its own.
 
 --budget is the invocation's whole time: each command gets what is left of it, so that the step running when it
 runs out is stopped and reported ("time limit") before an outer limit kills the check unreported. SIGTERM, SIGINT
@@ -215,6 +219,14 @@ def check_environment() -> tuple[dict[str, str], str]:
     return env, data
 
 
+def shard(text: str) -> str:
+    """--shard's value, K/N with 0 <= K < N."""
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and int(k) < int(n)):
+        raise argparse.ArgumentTypeError(f"K/N with 0 <= K < N, not {text!r}")
+    return f"{int(k)}/{int(n)}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
@@ -227,6 +239,9 @@ def main() -> int:
     parser.add_argument("--budget", type=float, help="seconds for the whole invocation (default: no limit)")
     parser.add_argument(
         "--fixture-budget", type=float, default=240, help="seconds for the container step's fixture comparison"
+    )
+    parser.add_argument(
+        "--shard", type=shard, help="K/N: part K (from 0) of N of the test steps' tests (default: all of them)"
     )
     options = parser.parse_args()
     names = options.steps.split()
@@ -248,15 +263,16 @@ def main() -> int:
     try:
         append(summary, header(env, names))
         for name in names:
+            label = f"{name}[{options.shard}]" if options.shard and name in steps.SHARDED else name
             log = Log(options.report / f"{name}.log")
-            log.line(f"== {name}: started (gpu-check {' '.join(sys.argv[1:])})")
+            log.line(f"== {label}: started (gpu-check {' '.join(sys.argv[1:])})")
             context = Context(log, env, deadline, options)
             started = time.monotonic()
             try:
                 status, figures = steps.ALL[name](context)
             except Interrupted as signal_name:
-                log.line(f"== {name}: killed by {signal_name}")
-                append(summary, summary_line(name, "fail", time.monotonic() - started, f"killed by {signal_name}"))
+                log.line(f"== {label}: killed by {signal_name}")
+                append(summary, summary_line(label, "fail", time.monotonic() - started, f"killed by {signal_name}"))
                 return 143
             except Exception as error:  # a step's own failure is reported like any other, and the next runs
                 status, figures = "fail", f"the check itself failed: {type(error).__name__}: {error}"
@@ -268,8 +284,8 @@ def main() -> int:
                 status, figures = "fail", f"time limit (the budget of {options.budget:.0f} s ran out); {figures}"
             seconds = time.monotonic() - started
             with open(log.path, "a") as tail:
-                tail.write(f"{stamp()} == {name}: {status} after {seconds:.1f} s: {figures}\n")
-            append(summary, summary_line(name, status, seconds, figures))
+                tail.write(f"{stamp()} == {label}: {status} after {seconds:.1f} s: {figures}\n")
+            append(summary, summary_line(label, status, seconds, figures))
             failed |= status == "fail"
     except Interrupted:
         return 143

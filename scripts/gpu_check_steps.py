@@ -94,8 +94,10 @@ def pytest_step(*paths: str):
     def step(ctx) -> tuple[str, str]:
         # -v: each test's outcome reaches the step's log as it ends, so a step cut short by the budget still says
         # which tests it reached
+        shard = ["--shard", ctx.options.shard] if ctx.options.shard else []
         ran = ctx.run(
-            [ctx.python, "-m", "pytest", "-v", "-m", "gpu", "-p", "no:cacheprovider", "-ra", "--durations=10", *paths]
+            [ctx.python, "-m", "pytest", "-v", "-m", "gpu", "-p", "no:cacheprovider", "-ra", "--durations=10"]
+            + [*shard, *paths]
         )
         status, said = judge_pytest(ran.rc, ran.out)
         return status, said if "no test summary" not in said else f"{said}: {failure(ran)}"
@@ -258,3 +260,4 @@ ALL = {
     "profile": profile,
     "container": container,
 }
+SHARDED = {"tests-adversarial", "tests-timing", "tests-rest"}  # the steps --shard K/N splits (their tests')

@@ -1,5 +1,6 @@
-"""Shared pytest setup: GPU tests are skipped where no GPU is visible; fixture files state their verdict; a small
-softmax problem for the tests that grade many jobs; a small disk that can be filled or made read-only."""
+"""Shared pytest setup: GPU tests are skipped where no GPU is visible; `--shard K/N` runs one part of a selection;
+fixture files state their verdict; a small softmax problem for the tests that grade many jobs; a small disk that can
+be filled or made read-only."""
 
 from __future__ import annotations
 
@@ -29,13 +30,44 @@ REPO = Path(__file__).resolve().parents[1]
 MINI_PROBLEM = "softmax-mini"
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--shard",
+        metavar="K/N",
+        help="run part K (counted from 0) of N of the selected tests: every N-th in collection order, from the K-th; "
+        "tests marked every_shard (a suite's checks before and after its gradings) run in every part",
+    )
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k deselect: the parts split what is selected
 def pytest_collection_modifyitems(config, items):
+    if config.getoption("shard"):
+        _keep_shard(config, items)
     if detect().gpu and detect().nvcc:
         return
     skip = pytest.mark.skip(reason="no CUDA GPU visible (nvidia-smi found none): GPU tests run under `make test-gpu`")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _keep_shard(config, items) -> None:
+    """Keeps part K of N of `items` (--shard K/N) in place, in order, and reports the rest as deselected."""
+    shard = config.getoption("shard")
+    found = re.fullmatch(r"(\d+)/(\d+)", shard)
+    if not found or not int(found.group(1)) < int(found.group(2)):
+        raise pytest.UsageError(f"--shard takes K/N with 0 <= K < N, not {shard!r}")
+    part, parts = int(found.group(1)), int(found.group(2))
+    kept, dropped, counted = [], [], 0
+    for item in items:
+        if item.get_closest_marker("every_shard"):
+            kept.append(item)
+            continue
+        (kept if counted % parts == part else dropped).append(item)
+        counted += 1
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
 
 
 @dataclass(frozen=True)

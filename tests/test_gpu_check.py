@@ -24,6 +24,8 @@ sys.path.insert(0, str(REPO / "scripts"))
 import gpu_check_steps as steps  # noqa: E402
 from gpu_check import Ran  # noqa: E402
 
+from grader.toolchain import detect  # noqa: E402
+
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")
 LINE = re.compile(r"^(?P<name>\S+)\s+(?P<status>pass|fail|skip)\s+(?P<seconds>\d+\.\d) s  (?P<figures>.*)$")
 
@@ -100,6 +102,31 @@ def test_a_check_in_two_parts_leaves_one_report_and_a_budget_stops_a_step(venv, 
     assert text.count("\n# ") == 1 and text.startswith("# ")  # one header per part
     assert "time limit: stopping it" in (report / "selftest.log").read_text()
     assert_a_small_flat_report(report)
+
+
+def test_a_test_step_in_parts_names_each_part_and_runs_each_test_in_one(venv, tmp_path):
+    if detect().gpu:
+        pytest.skip("on a GPU host each part would run its forged-timer tests for minutes")
+    report = tmp_path / "report"
+    for part in ("0/2", "1/2"):
+        make(venv, f"REPORT={report}", "STEPS=tests-timing", f"SHARD={part}")
+    first, second = step_lines(report)
+    assert (first["name"], second["name"]) == ("tests-timing[0/2]", "tests-timing[1/2]")
+    # no GPU here: each part's tests were skipped, which fails the step, and says how many there were
+    skipped = [int(re.search(r"(\d+) skipped", line["figures"]).group(1)) for line in (first, second)]
+    assert all(line["status"] == "fail" and "no GPU test ran" in line["figures"] for line in (first, second))
+    every = subprocess.run(
+        [sys.executable, "-m", "pytest", "-m", "gpu", steps.FORGED_TIMERS, "--collect-only", "-q"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout.count("::")
+    assert sum(skipped) == every and abs(skipped[0] - skipped[1]) <= 1
+    log = (report / "tests-timing.log").read_text()
+    assert "--shard 0/2" in log and "--shard 1/2" in log
+    refused = make(venv, f"REPORT={report}", "STEPS=tests-timing", "SHARD=2/2")
+    assert refused.returncode != 0 and "K/N with 0 <= K < N, not '2/2'" in refused.stderr
 
 
 def test_sigterm_stops_the_running_step_and_reports_it(tmp_path):

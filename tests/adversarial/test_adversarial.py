@@ -567,6 +567,7 @@ def _reference_scores(track: str, times: int = 2) -> list[float]:
     return scores
 
 
+@pytest.mark.every_shard
 @pytest.mark.parametrize("track", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_reference_score_before_the_suite(track, sentinels):
     SCORES[f"{track} before"] = _reference_scores(track)
@@ -618,6 +619,7 @@ def test_fixture(fixture, sentinels, prebuilt):
     assert fixture.message in verdict.message, verdict.message
 
 
+@pytest.mark.every_shard
 @pytest.mark.parametrize("track", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_nothing_escaped_during_the_suite(track, sentinels):
     time.sleep(1.0)  # a daemon that lingered would show itself by now
@@ -626,6 +628,7 @@ def test_nothing_escaped_during_the_suite(track, sentinels):
     assert not _fifos(sentinels.sandbox_uids), "a FIFO from a run is still there"
 
 
+@pytest.mark.every_shard
 @pytest.mark.parametrize("track", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_reference_score_after_the_suite(track, sentinels):
     before = SCORES.get(f"{track} before")
@@ -649,6 +652,7 @@ def test_reference_score_after_the_suite(track, sentinels):
         )
 
 
+@pytest.mark.every_shard
 @pytest.mark.parametrize("track", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_print_summary(track):
     """Not a check: the table of fixture -> verdict, for the log (pytest -s, or -rA); the GPU's includes the
