@@ -28,5 +28,13 @@ else:
 
 
 def warm() -> None:
-    """Import PyTorch in a daemon thread now; whoever reads `torch` later finds it loaded or waits for it."""
+    """Import PyTorch in a daemon thread now; whoever reads `torch` later finds it loaded or waits for it.
+
+    `logging` is imported here first, in the caller's thread. Its import registers a pair of fork hooks (take its
+    lock before a fork, release it after in the parent); imported by PyTorch's import in the thread while this
+    one forks (the sandbox, /proc readers), the pair can be registered between the fork's two halves, and the
+    parent's half releases a lock it never took: "RuntimeError: cannot release un-acquired lock" on stderr.
+    """
+    import logging  # noqa: F401
+
     threading.Thread(target=importlib.import_module, args=("torch",), daemon=True, name="import torch").start()
