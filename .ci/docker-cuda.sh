@@ -14,7 +14,10 @@ fi
 export KERNELJUDGE_TEST_CUDA_IMAGE=${KERNELJUDGE_TEST_CUDA_IMAGE:-kerneljudge-cuda:test}
 make setup > /dev/null
 started=$SECONDS
-make --no-print-directory -f docker.mk docker-cuda-local CUDA_IMAGE="$KERNELJUDGE_TEST_CUDA_IMAGE" > /tmp/docker-cuda-build.log 2>&1 \
+build() { make --no-print-directory -f docker.mk docker-cuda-local CUDA_IMAGE="$KERNELJUDGE_TEST_CUDA_IMAGE" > /tmp/docker-cuda-build.log 2>&1; }
+# once more after a failure: on a shared engine another user's cleanup can remove a cached layer mid-build
+# ("COPY failed: lstat /var/lib/docker/overlay2/...: no such file or directory"), and the next build succeeds
+build || { tail -5 /tmp/docker-cuda-build.log; say "the build failed; building once more"; build; } \
     || { tail -40 /tmp/docker-cuda-build.log; say "building $KERNELJUDGE_TEST_CUDA_IMAGE failed"; exit 1; }
 say "$(tail -1 /tmp/docker-cuda-build.log) (built in $((SECONDS - started)) s)"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_container_cuda.py
