@@ -4,19 +4,19 @@ messages (harness/kjp2.py; grader/boundary/protocol.h): MAP -> MAPPED; EMPTY -> 
 any submission code exists in the process); LOAD -> LOADED; then CALL/EMPTY -> READY, DONE ... EXIT.
 
 It runs in the sandbox. It starts CUDA through the track's framework (harness/python_frameworks.py), maps the device
-memory whose file descriptor came with MAP (harness/cuda_vmm.py), and answers EMPTY with a stand-in that reads every input and writes every output,
-after making the arrays a CALL would (their cost is part of the rest the supervisor calibrates). On LOAD it installs
-the seccomp filter (processes allowed, for the JIT: harness/python_seccomp.cpp), Landlock (only the JIT's compilers
-may run: harness/landlock.py) and the audit hook (harness/python_guard.py), then imports the submission and says
-LOADED. For each CALL it makes each set's arrays first; then, on the stream it calls on (the framework's current
-stream), it queues a wait for the GATE word (a word of the shared device memory, named by MAP) to hold the call's
-mark, calls `solve` once per set between two CUDA events, inside the track's run-time rules, and queues the mark's
-write into the DONE word; then it says READY. The supervisor's own events, around raising GATE and the DONE word,
-are the call's time, and the interpreter's launches were all made before it: none of their gaps is inside. It waits
-for the whole device and answers DONE with its events' times: from the first event to the second and from there
-until the device was idle (work left on another stream). EMPTY goes the same way with its stand-in. The first call
-of each kernel compiles it (Triton, NVRTC): the supervisor's first calls are its JIT stage's, one per size set, on
-inputs no test or benchmark sees, untimed and on a budget of their own (each a CALL like a test's first draw).
+memory whose file descriptor came with MAP (harness/cuda_vmm.py), and answers EMPTY with a stand-in that reads every
+input and writes every output, after making the arrays a CALL would (their cost is part of the rest the supervisor
+calibrates). On LOAD it installs the seccomp filter (processes allowed, for the JIT: harness/python_seccomp.cpp),
+Landlock (only the JIT's compilers may run: harness/landlock.py) and the audit hook (harness/python_guard.py), then
+imports the submission and says LOADED. For each CALL it makes each set's arrays first; then, on the stream it calls on
+(the framework's current stream), it queues a wait for the GATE word (a word of the shared device memory, named by MAP)
+to hold the call's mark, calls `solve` once per set between two CUDA events, inside the track's run-time rules, and
+queues the mark's write into the DONE word; then it says READY. The supervisor's own events, around raising GATE and the
+DONE word, are the call's time, and the interpreter's launches were all made before it: none of their gaps is inside. It
+waits for the whole device and answers DONE with its events' times: from the first event to the second and from there
+until the device was idle (work left on another stream). EMPTY goes the same way with its stand-in. The first call of
+each kernel compiles it (Triton, NVRTC): the supervisor's first calls are its JIT stage's, one per size set, on inputs
+no test or benchmark sees, untimed and on a budget of their own (each a CALL like a test's first draw).
 
 Usage (in the run folder, which holds call_layout.json, python_seccomp.so and the submission):
     python -E -s -m harness.python_worker TRACK CONTROL_FD SUBMISSION

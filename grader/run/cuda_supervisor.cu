@@ -14,13 +14,13 @@
 //   1. thaws the worker, sends CALL and waits for READY (both workers have queued solve's work behind a wait for
 //      the GATE word by then), or READY_WAIT_MS for it;
 //   2. queues on its stream: the inputs, the outputs poisoned and the guards' canary (guards.h; generator.h in a
-//      kernel), the L2 flushed (timed calls), its first event, a kernel that raises the GATE word to the
-//      call's mark, a wait for the DONE word to hold the mark (which the worker's stream writes after solve), its second
+//      kernel), the L2 flushed (timed calls), its first event, a kernel that raises the GATE word to the call's
+//      mark, a wait for the DONE word to hold the mark (which the worker's stream writes after solve), its second
 //      event, and the copy of the call's outputs into the snapshot. Between the two events, on the GPU's clock,
 //      lie the worker's work and an overhead (the GATE kernel, the switches between the two contexts, the
-//      worker's events). A worker that marks DONE early gains nothing: the second event is stamped when this stream
-//      runs, and the snapshot right after it holds whatever the work had not finished: poison left in a timed
-//      call's float outputs ends the run, and the audits check the rest;
+//      worker's events). A worker that marks DONE early gains nothing: the second event is stamped when this
+//      stream runs, and the snapshot right after it holds whatever the work had not finished: poison left in a
+//      timed call's float outputs ends the run, and the audits check the rest;
 //   3. on DONE freezes the worker (every thread seen stopped) and waits for its stream; a DONE word that never
 //      reaches the mark is released by the supervisor itself and ends the run as a violation;
 //   4. writes the worker's own CUDA-event time of each call as the sample, and beside it the judge's time of
@@ -332,8 +332,8 @@ struct Call {
                             // process's GPU work after the DONE word)
 };
 
-// The supervisor's events of a call, after the worker's READY: inputs | GATE .. DONE word (the judge's clock) | snapshot
-// | poison count.
+// The supervisor's events of a call, after the worker's READY: inputs | GATE .. DONE word (the judge's clock) |
+// snapshot | poison count.
 enum Mark { INPUTS, GATE, DONE_WORD, SNAPSHOT_TAKEN, COUNTED, MARKS };
 cudaEvent_t g_marks[MARKS];
 int g_wake_latency_held = 0;  // 1 while this process holds the PM QoS request (see CPU_WAKE_LATENCY_US)
@@ -443,7 +443,8 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
         fate = Fate::VIOLATION;
     }
     out->gpu_ms = elapsed_ms(g_marks[GATE], g_marks[DONE_WORD]);
-    out->own_gpu_ms = elapsed_ms(g_marks[INPUTS], g_marks[GATE]) + elapsed_ms(g_marks[DONE_WORD], g_marks[SNAPSHOT_TAKEN]);
+    out->own_gpu_ms =
+        elapsed_ms(g_marks[INPUTS], g_marks[GATE]) + elapsed_ms(g_marks[DONE_WORD], g_marks[SNAPSHOT_TAKEN]);
     // The worker's tail ends with an event its context can stamp only once this one's work after the DONE word
     // (snapshot, poison count) has had the GPU, since the two contexts take turns: that work is not the program's.
     out->reply.tail_ms -= elapsed_ms(g_marks[DONE_WORD], g_marks[COUNTED]);
@@ -453,8 +454,9 @@ Fate call(const Case& c, uint32_t kind, uint64_t index, int sets, bool timed, Ca
 // --- the calibration: the same steps around an empty kernel, before the submission is loaded -----------------
 
 // The judge's interval of a call (GATE .. DONE word, on the GPU) = the worker's work + the rest (the GATE
-// kernel, the switches between the two contexts, the worker's events, the DONE word's write and wait). The calibration measures the rest, at several lengths of the worker's work, and the supervisor's own
-// GPU work per set, while the worker is still free of submission code.
+// kernel, the switches between the two contexts, the worker's events, the DONE word's write and wait). The
+// calibration measures the rest, at several lengths of the worker's work, and the supervisor's own GPU work per
+// set, while the worker is still free of submission code.
 struct RestAt {
     double work_ms, rest_ms;  // medians over calls of one length: the worker's event time, and the rest
     double spread_ms;         // the interquartile range of the rest at this length
