@@ -383,3 +383,20 @@ def _descendants_of_the_dead(before: dict[int, str]) -> dict[int, str]:
         if stat[stat.index("(") + 1 : stat.rindex(")")] == name and stat[stat.rindex(")") + 2] != "Z":
             alive[pid] = name
     return alive
+
+
+@pytest.mark.parametrize("abandon", [False, True])
+def test_a_closed_pool_leaves_no_thread_to_race_the_exit_hook(abandon):
+    # A pool's manager thread still closing its wake-up pipe at interpreter exit raced Python 3.11's exit hook,
+    # which printed "OSError: [Errno 9] Bad file descriptor" under a batch's last line (seen in a CI run).
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    from grader.scale.batch import scheduler
+
+    pool = ProcessPoolExecutor(2, mp_context=scheduler.multiprocessing.get_context("forkserver"))
+    assert pool.submit(abs, -3).result(timeout=60) == 3
+    managers = [t for t in threading.enumerate() if "ExecutorManager" in type(t).__name__]
+    assert managers
+    scheduler._close(pool, abandon)
+    assert not any(t.is_alive() for t in managers)

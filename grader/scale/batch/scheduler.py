@@ -106,13 +106,17 @@ def _context():
 
 
 def _close(pool: ProcessPoolExecutor | None, abandon: bool) -> None:
-    """Shut a pool down; when abandoning the batch (an error, an interrupt), kill the job it is running too."""
+    """Shut a pool down; when abandoning the batch (an error, an interrupt), kill the job it is running too.
+
+    It waits for the pool's processes to exit (idle, or killed): returning at once left the pool's manager thread
+    closing its wake-up pipe while Python 3.11's exit hook wrote to it, which printed an ignored
+    `OSError: [Errno 9] Bad file descriptor` traceback after the batch's last line."""
     if pool is None:
         return
     if abandon:
         for process in list(getattr(pool, "_processes", {}).values()):  # private, but no public way before 3.14
             process.kill()
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], compile_workers: int) -> None:
