@@ -75,6 +75,25 @@ def test_the_starter_states_the_rules_and_passes_its_own_check(softmax, track):
     assert (result.compile_error, result.refused) == ("", "")
 
 
+def test_the_triton_starter_shows_an_autotuned_kernel_that_its_rules_accept(softmax):
+    text = starter.starter(softmax, "triton")
+    shown = [line.removeprefix("#     ") for line in text.splitlines() if line.startswith("#     ")]
+    assert shown[0].startswith("@triton.autotune(") and shown[-2] == "@triton.jit"
+    kernel = (
+        "\n".join(shown)
+        + """
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + i, tl.load(x + i, mask=i < N), mask=i < N)
+
+def solve(input, output, M, N):
+    kernel[lambda meta: (triton.cdiv(M * N, meta["BLOCK"]),)](input, output, M * N)
+"""
+    )
+    result = python_check.check(softmax, (TRITON_HEAD + kernel).encode(), "mine.py", "triton")
+    assert (result.compile_error, result.refused) == ("", "")
+    assert "Compiling and autotuning" in text  # the call rule that says where the tuning happens
+
+
 def test_a_bfloat16_buffer_is_its_raw_bits_on_cupy():
     text = starter.starter(load_problem("gemm-fp16"), "cupy")
     assert "cupy.float16" in text  # gemm-fp16's inputs are half; CuPy has them

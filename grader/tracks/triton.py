@@ -24,6 +24,17 @@ Not allowed: PyTorch operators or routines that compute (torch.matmul, torch.sof
 x + y on tensors, x.sum(), x.copy_(...)), reading files, importing anything else (the judge's own modules
 included), and names reached at run time (getattr, eval, exec, other attributes starting with _)."""
 
+# The starter shows autotuning as an accepted pattern: the judge tunes in the JIT stage, before the tests
+AUTOTUNE_EXAMPLE = """
+# Autotuning works as on your own machine; for example, above a kernel:
+#     @triton.autotune(configs=[triton.Config({"BLOCK": 1024}, num_warps=4),
+#                               triton.Config({"BLOCK": 4096}, num_warps=8)], key=["N"])
+#     @triton.jit
+#     def kernel(x, y, N, BLOCK: tl.constexpr):
+# launched as kernel[lambda meta: (triton.cdiv(N, meta["BLOCK"]),)](x, y, N). The judge compiles and tunes it in
+# an untimed stage before the tests, on a budget of its own (grader show PROBLEM: "Compiling and autotuning").
+"""
+
 DTYPES = "float32 float16 bfloat16 float8_e4m3fn float64 int32 int64 int16 int8 uint8 bool"
 # torch.cuda's streams, events, synchronisation and device queries: the judge's clock is not in the worker, so
 # timing or synchronising one's own work forges nothing (docs/timing.md, "The judge's clock")
@@ -62,7 +73,7 @@ TRACK = Track(
     highlight="python",
     device=CUDA,
     starter=Starter(
-        "import torch\nimport triton\nimport triton.language as tl\n",
+        "import torch\nimport triton\nimport triton.language as tl\n" + AUTOTUNE_EXAMPLE,
         "launch your @triton.jit kernels on the outputs (the judge waits for the device after solve returns)",
     ),
     environment=python.environment,
