@@ -9,12 +9,15 @@ fraction of a second; the sources are the repository's CPU fixtures and solution
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,7 +31,7 @@ from grader.judge.intake import SourceError
 from grader.problems.catalog import load_problem
 from grader.records import storage
 from grader.records.schema import submissions
-from grader.scale.batch import grade_many
+from grader.scale.batch import grade_many, scheduler
 from grader.scale.batch import inputs as batch_input
 from grader.scale.jobs import Job
 
@@ -389,12 +392,7 @@ def _descendants_of_the_dead(before: dict[int, str]) -> dict[int, str]:
 def test_a_closed_pool_leaves_no_thread_to_race_the_exit_hook(abandon):
     # A pool's manager thread still closing its wake-up pipe at interpreter exit raced Python 3.11's exit hook,
     # which printed "OSError: [Errno 9] Bad file descriptor" under a batch's last line (seen in a CI run).
-    import threading
-    from concurrent.futures import ProcessPoolExecutor
-
-    from grader.scale.batch import scheduler
-
-    pool = ProcessPoolExecutor(2, mp_context=scheduler.multiprocessing.get_context("forkserver"))
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver"))
     assert pool.submit(abs, -3).result(timeout=60) == 3
     managers = [t for t in threading.enumerate() if "ExecutorManager" in type(t).__name__]
     assert managers
