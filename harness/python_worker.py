@@ -16,9 +16,11 @@ DONE word, are the call's time, and the interpreter's launches were all made bef
 waits for the whole device and answers DONE with its events' times: from the first event to the second and from there
 until the device was idle (work left on another stream). EMPTY goes the same way with its stand-in. The first call of
 each kernel compiles it (Triton, NVRTC): the supervisor's first calls are its JIT stage's, one per size set, on inputs
-no test or benchmark sees, untimed and on a budget of their own (each a CALL like a test's first draw).
+no test or benchmark sees, untimed and on a budget of their own (each a CALL like a test's first draw). On EXIT,
+where the call layout says the track reports it, it writes what its autotuners chose (harness/autotuned.py) into the
+file it opened before the sandbox's layers.
 
-Usage (in the run folder, which holds call_layout.json, python_seccomp.so and the submission):
+Usage (in the run folder, which holds call_layout.json, python_seccomp.so and the submission, and gets autotuned.json):
     python -E -s -m harness.python_worker TRACK CONTROL_FD SUBMISSION
 """
 
@@ -32,9 +34,10 @@ import os
 import socket
 import sys
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, NoReturn
 
-from harness import cuda_vmm, kjp2, landlock, python_errors, python_frameworks, python_guard
+from harness import autotuned, cuda_vmm, kjp2, landlock, python_errors, python_frameworks, python_guard
 
 LAYOUT_FILE = "call_layout.json"  # the grader's: how solve's arguments are made of a call's buffers and sizes
 SECCOMP_LIBRARY = "./python_seccomp.so"
@@ -57,6 +60,8 @@ class Worker:
         self.gate = 0  # the GATE word's device address: the supervisor's GPU raises it
         self.done = 0  # the DONE word's device address
         self.solve: Callable[..., Any] | None = None
+        self.module: ModuleType | None = None  # the submission's, once loaded: its autotuners are reported at EXIT
+        self.report_fd: int | None = None  # harness/autotuned.py's file, where the track reports autotuning
 
     def receive(self) -> tuple[kjp2.Go, tuple[int, ...]]:
         try:
@@ -84,8 +89,7 @@ class Worker:
             if fds:
                 fail("an unexpected file descriptor from the supervisor")
             if go.kind == kjp2.EXIT:
-                sys.stdout.flush()  # what solve printed reaches the verdict's output tail
-                os._exit(0)
+                self.end()
             elif go.kind == kjp2.LOAD and self.solve is None:
                 self.load()
                 self.reply(kjp2.LOADED, 0)
@@ -104,8 +108,19 @@ class Worker:
         work = self.call_solve if go.kind == kjp2.CALL else functools.partial(self.touch, go)
         self.timed(go, functools.partial(work, made))
 
+    def end(self) -> NoReturn:
+        """EXIT: the autotuner's report written (where the track reports it), what solve printed flushed (it
+        reaches the verdict's output tail), and the worker's end."""
+        if self.report_fd is not None:
+            autotuned.write(self.report_fd, self.module)
+        sys.stdout.flush()
+        os._exit(0)
+
     def load(self) -> None:
-        """The sandbox's last layers, then the submission; its solve."""
+        """The report's file where the track reports autotuning (opened now: once the layers are on, an open
+        may be refused), the sandbox's last layers, then the submission; its solve."""
+        if self.layout["reports_autotuning"]:
+            self.report_fd = autotuned.open_file()
         programs = landlock.jit_programs(self.track)
         if ctypes.CDLL(SECCOMP_LIBRARY).kerneljudge_install_seccomp_allowing_processes() != 0:
             fail("cannot install the seccomp filter")
@@ -125,6 +140,7 @@ class Worker:
             fail(f"not allowed: {error}")
         except BaseException as error:
             self.failed(error, "while loading")
+        self.module = module
         solve = getattr(module, "solve", None)
         if not callable(solve):
             fail("the submission has no function solve")

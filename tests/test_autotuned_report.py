@@ -1,18 +1,22 @@
 """The autotuner's report that the Python worker writes at EXIT (harness/autotuned.py), from real @triton.autotune
 objects made on the CPU (nothing launched: each autotuner's choice is set by hand, as a run's JIT stage leaves it),
-bounded and never raising on the submission's objects."""
+bounded and never raising on the submission's objects; and the worker's part: the file opened before the sandbox's
+layers where the call layout asks for it, written when the supervisor says EXIT."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import socket
+import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from harness import autotuned
+from harness import autotuned, cuda_vmm, kjp2, landlock, python_frameworks, python_guard, python_worker
 
 triton = pytest.importorskip("triton")
 
@@ -162,3 +166,72 @@ def test_write_puts_the_whole_report_into_the_file_opened_before(tmp_path, submi
     autotuned.write(fd, submission)
     written = Path(tmp_path / autotuned.FILE_NAME).read_bytes()
     assert written == autotuned.report(submission) and json.loads(written)[0]["kernel"] == "matmul_kernel"
+
+
+class _Layers:
+    """The sandbox's layers as the worker's load() installs them, left out (they cannot be undone in the test's
+    process); each notes whether the report's file was there by then."""
+
+    def __init__(self, monkeypatch):
+        self.report_was_open: list[bool] = []
+        monkeypatch.setattr(landlock, "jit_programs", lambda track: [])
+        monkeypatch.setattr(landlock, "abi_version", lambda: 0)
+        monkeypatch.setattr(python_guard, "install_audit_hook", lambda paths, programs: self.note())
+        monkeypatch.setattr(python_worker.ctypes, "CDLL", lambda path: self)  # the seccomp library
+
+    def kerneljudge_install_seccomp_allowing_processes(self) -> int:
+        self.note()
+        return 0
+
+    def note(self) -> None:
+        self.report_was_open.append(os.path.exists(autotuned.FILE_NAME))
+
+
+class _Exited(Exception):
+    """os._exit, raised instead of ending the test's process."""
+
+
+def _exit(status: int):
+    raise _Exited(status)
+
+
+@pytest.mark.parametrize("reports", [True, False], ids=["triton", "a track that does not report"])
+def test_the_worker_writes_the_report_when_the_supervisor_says_exit(tmp_path, monkeypatch, reports):
+    monkeypatch.chdir(tmp_path)  # the run's folder is the worker's working folder
+    tuned = 'matmul_kernel.cache[(64, 64, "torch.float16")] = CONFIGS[0]  # as the JIT stage leaves it\n'
+    (tmp_path / "submission.py").write_text(textwrap.dedent(SUBMISSION) + tuned)
+    layers = _Layers(monkeypatch)
+    monkeypatch.setattr(python_frameworks, "start", lambda track: _NoDevice())
+    monkeypatch.setattr(cuda_vmm, "map_region", lambda fd, size: os.close(fd) or 1 << 40)
+    monkeypatch.setattr(os, "_exit", _exit)
+    supervisor, control = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    worker = python_worker.Worker(
+        "triton", control, "submission.py", {"judge_paths": [], "reports_autotuning": reports}
+    )
+    with open(tmp_path / "region", "wb") as region:  # stands in for the device memory's file descriptor
+        rights = region.fileno().to_bytes(4, sys.byteorder)
+        map_go = kjp2.Go(kjp2.MAP, offsets=(64, 128) + (0,) * 14, set_stride=1 << 20)
+        supervisor.sendmsg([map_go.pack()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
+    for kind in (kjp2.LOAD, kjp2.EXIT):
+        supervisor.send(kjp2.Go(kind).pack())
+    with pytest.raises(_Exited):
+        worker.serve()
+    supervisor.close()
+    control.close()
+    if not reports:
+        assert not (tmp_path / autotuned.FILE_NAME).exists()
+        return
+    assert layers.report_was_open == [True, True]  # before seccomp and before the audit hook
+    (entry,) = json.loads((tmp_path / autotuned.FILE_NAME).read_bytes())
+    assert (entry["kernel"], entry["key"], entry["config"]["kwargs"]) == (
+        "matmul_kernel",
+        {"M": "64", "N": "64"},
+        {"BLOCK_M": 64, "BLOCK_N": 64},
+    )
+
+
+class _NoDevice:
+    """The framework the worker starts, where nothing needs a GPU: the worker asks it for its three events."""
+
+    def event(self) -> object:
+        return object()

@@ -275,7 +275,7 @@ def test_the_call_layout_gives_solves_arguments_in_signature_order_and_each_size
     from grader.run import python_layout
 
     problem = load_problem("softmax")
-    told = python_layout.layout(problem, problem.tests_for("triton")[:2])
+    told = python_layout.layout(problem, problem.tests_for("triton")[:2], reports_autotuning=True)
     assert told["params"] == [{"buffer": 0, "dtype": "f32"}, {"buffer": 1, "dtype": "f32"}, {"size": 0}, {"size": 1}]
     first = problem.tests_for("triton")[0].sizes
     assert told["shapes"][f"{first['M']} {first['N']}"] == [[first["M"], first["N"]]] * 2
@@ -339,7 +339,7 @@ class _Softmax:
         monkeypatch.setattr(python_frameworks, "start", lambda track: _RecordingFramework(self.log))
         self.supervisor, self.theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.supervisor.settimeout(30)  # a worker that never answers fails the test instead of hanging it
-        layout = python_layout.layout(problem, [test])
+        layout = python_layout.layout(problem, [test], reports_autotuning=True)
         self.worker = python_worker.Worker("triton", self.theirs, "submission.py", layout)
         self.stride = 2 * m * n * 4
         self.worker.region, self.worker.region_bytes = self.REGION, self.stride

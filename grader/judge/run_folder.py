@@ -31,7 +31,8 @@ class RunFolder:
 def make(problem: Problem, track: str, library: Path, cases: list[request.Case], run: container.Backend) -> RunFolder:
     """The run folder of `track` with the submission `library` in it; JudgeError where this host cannot run it."""
     in_container = base.in_container(run)
-    if tracks.get(track).is_python:
+    framework = tracks.get(track).python
+    if framework is not None:
         if in_container:
             raise supervised.JudgeError(
                 f"the {track} track runs in the local sandbox only: its worker is not in the image yet"
@@ -42,7 +43,7 @@ def make(problem: Problem, track: str, library: Path, cases: list[request.Case],
                 f"the {track} track runs this interpreter ({sys.executable}) as the sandbox's uid, which cannot "
                 f"reach it: {why}; {python_interpreter.FIX}"
             )
-        uid, workdir = _new_python_run_folder(problem, library, cases)
+        uid, workdir = _new_python_run_folder(problem, library, cases, framework.reports_autotuning)
         worker, library_name = python_interpreter.worker_command(track), compiler.PYTHON_SOURCE
     else:
         uid, workdir = _new_run_folder(((binaries.worker(track, run), "worker"), (library, "lib.so")))
@@ -63,10 +64,12 @@ def _new_run_folder(programs: tuple[tuple[Path, str], ...]) -> tuple[int | None,
     return uid, workdir
 
 
-def _new_python_run_folder(problem: Problem, source: Path, cases: list[request.Case]) -> tuple[int | None, Path]:
+def _new_python_run_folder(
+    problem: Problem, source: Path, cases: list[request.Case], reports_autotuning: bool
+) -> tuple[int | None, Path]:
     """A run folder for the Python worker: the checked submission, the worker's own modules (a copy of the
     harness package's Python files, so the run imports the grader's version of them), its seccomp library and
-    the call layout (grader/run/python_layout.py)."""
+    the call layout (grader/run/python_layout.py), which tells it whether to report its autotuners' choices."""
     uid, workdir = _new_run_folder(((source, compiler.PYTHON_SOURCE), (binaries.python_seccomp(), "python_seccomp.so")))
     package = workdir / "harness"
     package.mkdir()
@@ -74,5 +77,5 @@ def _new_python_run_folder(problem: Problem, source: Path, cases: list[request.C
         shutil.copyfile(module, package / module.name)
         (package / module.name).chmod(0o444)
     package.chmod(0o555)
-    python_layout.write(workdir, problem, [c.size_set for c in cases])
+    python_layout.write(workdir, problem, [c.size_set for c in cases], reports_autotuning=reports_autotuning)
     return uid, workdir

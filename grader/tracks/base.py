@@ -90,6 +90,8 @@ class PythonFramework:
     dtypes: dict[str, str]  # the element dtype of a buffer, by request token
     rules: PythonRules
     from_torch: Callable[[Any], Any] = lambda tensor: tensor  # a PyTorch tensor as solve receives it
+    # the worker reports what the submission's autotuners chose (harness/autotuned.py), for display only
+    reports_autotuning: bool = False
 
     def version(self, name: str) -> str:
         """'triton 3.9.0' (the installed distribution's name and version), or how to install it."""

@@ -93,5 +93,6 @@ TRACK = Track(
             "e4m3": "torch.float8_e4m3fn",
         },
         rules=RULES,
+        reports_autotuning=True,
     ),
 )
