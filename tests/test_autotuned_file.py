@@ -1,5 +1,6 @@
 """The grader's reading of the autotuner's report (grader/run/autotuned.py): the file is the submission's, so
-anything but a regular, bounded, strict JSON file of the report's shape is no report at all, and never an error."""
+anything but a regular, bounded, strict JSON file of the report's shape is no report at all, and never an error;
+the judge reads it only on a track that reports autotuning, into the verdict's `autotuned`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.judge import pipeline
 from grader.run import autotuned
+from grader.verdict.model import Verdict
 from harness import autotuned as writer
 
 REPORT = [
@@ -45,6 +48,14 @@ def test_the_grader_reads_the_file_the_worker_writes(tmp_path):
     assert autotuned.FILE_NAME == writer.FILE_NAME
     _write(tmp_path, json.dumps(REPORT).encode())
     assert [entry.model_dump() for entry in autotuned.read(tmp_path)] == REPORT
+
+
+def test_the_judge_reads_it_into_the_verdict_only_on_a_track_that_reports_autotuning(tmp_path):
+    _write(tmp_path, json.dumps(REPORT).encode())
+    assert pipeline._autotuned("cupy", tmp_path) == [] and pipeline._autotuned("cuda", tmp_path) == []
+    verdict = Verdict("accepted", "all 2 tests passed", "gemm-fp16", "triton", "0123456789ab")
+    verdict.autotuned = pipeline._autotuned("triton", tmp_path)
+    assert Verdict.from_json(json.loads(json.dumps(verdict.to_json()))).autotuned == REPORT
 
 
 def test_a_report_at_the_bounds_is_read(tmp_path):

@@ -47,7 +47,7 @@ OLD_RECORD = {  # a verdict as `grader submit --json` printed it before these fi
 
 def test_an_old_verdict_loads_with_the_new_fields_defaulted():
     verdict = Verdict.from_json(json.loads(json.dumps(OLD_RECORD)))
-    assert (verdict.output_tail, verdict.time_limit_s) == ("", None)
+    assert (verdict.output_tail, verdict.time_limit_s, verdict.autotuned) == ("", None, [])
     assert (verdict.tests[0].nan, verdict.tests[0].unwritten, verdict.tests[0].inf) == (0, 0, 0)
     (bench,) = verdict.benchmarks
     assert (bench.trusted, bench.flags, bench.telemetry) == (True, [], {})

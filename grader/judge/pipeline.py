@@ -32,7 +32,7 @@ from grader.build import compiler
 from grader.judge import benchmarks, check, run_folder, run_phases, supervisor_records
 from grader.perf import stats, telemetry
 from grader.problems.spec import Problem, describe_sizes
-from grader.run import binaries, jit_cache, request, supervised
+from grader.run import autotuned, binaries, jit_cache, request, supervised
 from grader.sandbox import base, container, runtime_libraries, views
 from grader.sandbox import local as sandbox
 from grader.toolchain import detect
@@ -120,6 +120,7 @@ def grade(
     run_ended = time.time()
     verdict.output_tail = output_tail(outcome.stdout, outcome.stderr)
     try:
+        verdict.autotuned = _autotuned(track, workdir)
         say("check")
         check_started = time.monotonic()
         try:
@@ -144,6 +145,15 @@ def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verd
 
 def _device(track: str, tools) -> dict:
     return tracks.get(track).device.describe(tools)
+
+
+def _autotuned(track: str, workdir: Path) -> list[dict]:
+    """What the submission's autotuners chose, as it reported them in its run folder, on a track whose framework
+    reports it: untrusted, read bounded (grader/run/autotuned.py), shown with the verdict and never judged."""
+    framework = tracks.get(track).python
+    if framework is None or not framework.reports_autotuning:
+        return []
+    return [entry.model_dump() for entry in autotuned.read(workdir)]
 
 
 # --- running the harness -------------------------------------------------------------------------------------

@@ -70,6 +70,8 @@ class Verdict:
     output_tail: str = ""  # the end of what the run printed (stdout, then stderr), bounded
     time_limit_s: float | None = None  # the wall-clock limit the run had
     profile: dict | None = None  # `submit --profile`: grader/profile's Profile (docs/profile.schema.json), as JSON
+    # the submission's own report of what its autotuners chose (grader/run/autotuned.py): shown, never judged
+    autotuned: list[dict] = field(default_factory=list)
 
     def __post_init__(self):
         self.status = Status(self.status).value  # a ValueError for any name outside the contract
