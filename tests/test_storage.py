@@ -169,36 +169,37 @@ def test_upgrade_from_an_empty_database_matches_the_schema(db):
         assert {"submissions", "test_results", "benchmark_results"} <= set(inspect(connection).get_table_names())
 
 
+OLD_ROW = {  # a submission as revision 0001's schema holds it: the columns of later revisions left to their defaults
+    "submission_id": "old0001",
+    "user": "alice",
+    "problem": "softmax",
+    "track": "cuda",
+    "mode": "submit",
+    "status": Status.ACCEPTED,
+    "message": "all tests passed",
+    "score_us": 123.0,
+    "source": SOURCE,
+    "source_sha256": "ab" * 32,
+    "created_at": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
+    "device_name": H100["name"],
+    "device_driver": H100["driver"],
+    "device": H100,
+    "toolchain": {},
+    "stages_s": {},
+    "grader_version": "0.1.0",
+}
+
+
+def _insert_old_row(connection) -> None:
+    columns = (column(name, JSON if isinstance(value, dict) else None) for name, value in OLD_ROW.items())
+    connection.execute(table("submissions", *columns).insert().values(**OLD_ROW))
+
+
 def test_upgrade_from_the_initial_revision_keeps_data(db):
     """A row written by revision 0001's schema survives the upgrade that the next first use runs."""
-    row = {
-        "submission_id": "old0001",
-        "user": "alice",
-        "problem": "softmax",
-        "track": "cuda",
-        "mode": "submit",
-        "status": Status.ACCEPTED,
-        "message": "all tests passed",
-        "score_us": 123.0,
-        "source": SOURCE,
-        "source_sha256": "ab" * 32,
-        "created_at": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
-        "device_name": H100["name"],
-        "device_driver": H100["driver"],
-        "device": H100,
-        "toolchain": {},
-        "stages_s": {},
-        "grader_version": "0.1.0",
-    }
     with create_engine(db).begin() as connection:
         command.upgrade(storage.alembic_config(connection), "0001")
-        connection.execute(
-            table(
-                "submissions", *(column(name, JSON if isinstance(value, dict) else None) for name, value in row.items())
-            )
-            .insert()
-            .values(**row)
-        )
+        _insert_old_row(connection)
 
     stored = storage.load_submission("old0001", db)
     assert (stored.verdict.user, stored.verdict.score_us, stored.verdict.device, stored.source) == (
@@ -207,7 +208,7 @@ def test_upgrade_from_the_initial_revision_keeps_data(db):
         H100,
         SOURCE,
     )
-    assert stored.created_at == row["created_at"]
+    assert stored.created_at == OLD_ROW["created_at"]
     with create_engine(db).connect() as connection:
         assert MigrationContext.configure(connection).get_current_revision() == _head()
 
@@ -237,7 +238,7 @@ def test_a_grading_jobs_table_made_before_the_migrations_is_kept(db):
         )
     storage.engine(db)
     with create_engine(db).connect() as connection:
-        assert MigrationContext.configure(connection).get_current_revision() == _head() == "0006"
+        assert MigrationContext.configure(connection).get_current_revision() == _head() == "0007"
         assert compare_metadata(MigrationContext.configure(connection), metadata) == []
         assert (
             connection.execute(select(grading_jobs.c.user).where(grading_jobs.c.job_id == "oldjob")).scalar() == "ann"
@@ -356,3 +357,28 @@ def test_what_a_verdict_says_beyond_pass_or_fail_is_kept(db):
     assert (back.tests[0].unwritten, back.tests[0].nan, back.tests[0].inf) == (3, 2, 1)
     assert [b.trusted for b in back.benchmarks] == [True, False]
     assert back.benchmarks[1].flags == stored.benchmarks[1].flags and back.benchmarks[0].flags == []
+
+
+def test_the_autotuners_report_is_kept_and_revision_0007_goes_both_ways(db):
+    """Revision 0007: a row stored before it loads with no report, a verdict's report is kept as it was, and the
+    downgrade drops the column and keeps the rows."""
+    with create_engine(db).begin() as connection:
+        command.upgrade(storage.alembic_config(connection), "0006")
+        _insert_old_row(connection)
+    old = storage.load_submission("old0001", db)  # the first use upgrades the database
+    assert old is not None and old.verdict.autotuned == []
+    tuned = verdict("bob", [100.0, 200.0])
+    tuned.autotuned = [
+        {
+            "kernel": "matmul_kernel",
+            "key": {"M": "4096", "N": "2048"},
+            "extra": ["torch.float16", "torch.float16"],
+            "config": {"kwargs": {"BLOCK_M": 128}, "num_warps": 8, "num_stages": 4, "num_ctas": 1, "maxnreg": None},
+        }
+    ]
+    loaded = storage.load_submission(storage.save_verdict(tuned, SOURCE, db), db)
+    assert loaded is not None and loaded.verdict == tuned
+    with create_engine(db).begin() as connection:
+        command.downgrade(storage.alembic_config(connection), "0006")
+        assert "autotuned" not in {c["name"] for c in inspect(connection).get_columns("submissions")}
+        assert connection.execute(select(func.count()).select_from(table("submissions"))).scalar() == 2

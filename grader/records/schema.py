@@ -48,6 +48,7 @@ submissions = Table(
     Column("output_tail", Text, nullable=False, server_default=""),  # what the run printed, bounded
     Column("time_limit_s", Float),  # the wall-clock limit the run had
     Column("profile", JSON),  # grader/profile's Profile of one benchmark call (submit --profile), else null
+    Column("autotuned", JSON, nullable=False, server_default="[]"),  # the submission's own autotuning report, shown
     Column("public", Boolean, nullable=False, server_default=false()),  # the web judge shows it to everyone
     Column("hidden_reason", Text),  # set by an admin: left off the leaderboards, and why
     Index("ix_submissions_board", "problem", "device_name", "status", "mode"),

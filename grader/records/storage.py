@@ -83,6 +83,7 @@ def save_verdict(verdict: Verdict, source: str, db_url: str | None = None) -> in
         "output_tail": _text(verdict.output_tail),
         "time_limit_s": verdict.time_limit_s,
         "profile": verdict.profile,
+        "autotuned": verdict.autotuned,
     }
 
     def write(connection: Connection) -> int:
@@ -199,6 +200,7 @@ def load_submission(key: int | str, db_url: str | None = None) -> Stored | None:
         output_tail=row.output_tail,
         time_limit_s=row.time_limit_s,
         profile=row.profile,
+        autotuned=row.autotuned,
     )
     return Stored(id=row.id, created_at=_utc(row.created_at), source=row.source, verdict=verdict)
 
