@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.judge import run_phases
+from grader.verdict import autotuned
 from grader.verdict import units as timing
 from grader.verdict.status import Status
 
@@ -154,7 +155,7 @@ def _needed_width(screen: Console, table: Table, columns: Sequence[Column]) -> i
 
 def print_verdict(verdict, *, time_limit_s: float | None = None) -> None:
     """A verdict for a person: its tests, its benchmarks in one unit, the status and message, the program's
-    output, doubts about its timings, and where the time went."""
+    output, what its autotuners chose (its own report), doubts about its timings, and where the time went."""
     if verdict.tests:
         console.print(_tests_table(verdict))
     unit = timing.unit_for([b.median_us for b in verdict.benchmarks] + [verdict.score_us])
@@ -175,6 +176,10 @@ def print_verdict(verdict, *, time_limit_s: float | None = None) -> None:
         cut = f", last {len(shown)} lines" if len(shown) < len(lines) else ""
         console.print(Text(f"program output (stdout and stderr{cut}):", style="bold"))
         plain("\n".join(shown))
+    if verdict.autotuned:
+        console.print(Text("Autotuned (the submission's own report):", style="bold"))
+        for entry in verdict.autotuned:
+            plain(f"  {entry.get('kernel')} ({autotuned.key_text(entry)}): {autotuned.config_text(entry)}")
     for doubt in timing.doubts(verdict):
         console.print(Text.assemble((f"{timing.DOUBT_MARK} timing not trustworthy: ", "yellow"), doubt))
     stages = run_phases.text(verdict.stages_s)

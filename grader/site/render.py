@@ -25,6 +25,7 @@ from grader.problems.spec import DEVICES, Problem
 from grader.profile.model import Profile
 from grader.records import leaderboard, storage
 from grader.site import charts, text
+from grader.verdict import autotuned
 from grader.verdict import units as timing
 from grader.verdict.status import Status
 
@@ -62,6 +63,8 @@ def environment(first: Path | None = None, finalize: Callable[[Any], Any] | None
         scored=timing.with_score_in,
         sol=roofline.sol_from_fractions,
         stages=lambda stages: run_phases.text(stages, between=" · "),
+        autotuned_key=autotuned.key_text,
+        autotuned_config=autotuned.config_text,
     )
     env.globals.update(
         unit_for=timing.unit_for,
