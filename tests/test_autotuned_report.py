@@ -5,7 +5,6 @@ layers where the call layout asks for it, written when the supervisor says EXIT.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -15,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from submission_modules import import_from
 
 from harness import autotuned, cuda_vmm, kjp2, landlock, python_frameworks, python_guard, python_worker
 
@@ -63,13 +63,7 @@ def solve(a, b, c, M, N, K):
 @pytest.fixture
 def submission(tmp_path) -> ModuleType:
     """The submission's module, imported from its file as the worker imports it (Triton reads a kernel's source)."""
-    path = tmp_path / "submission.py"
-    path.write_text(textwrap.dedent(SUBMISSION))
-    spec = importlib.util.spec_from_file_location("submission", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_from(tmp_path / "submission.py", SUBMISSION)
 
 
 def reported(module: object) -> list[dict]:

@@ -4,26 +4,15 @@ launch CUDA refuses."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-import textwrap
 import types
 from pathlib import Path
 
 import pytest
 from conftest import REPO, read_fixture
+from submission_modules import import_from as load
 
 from harness import python_errors
-
-
-def load(path: Path, source: str) -> types.ModuleType:
-    """`source` written to `path` and imported from there, as the worker imports a submission."""
-    path.write_text(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location("submission", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def line_of(path: Path, text: str) -> int:
