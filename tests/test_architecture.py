@@ -144,7 +144,15 @@ def test_every_module_has_a_docstring(name):
 # base modules and anything below it, never above. Packages on one line are peers that must not import each other
 # (the base modules at the bottom excepted: settings is read by the others).
 LAYERS = [
-    ["grader", "grader.settings", "grader.identity", "grader.toolchain", "grader.torch_import", "grader.python_ast"],
+    [
+        "grader",
+        "grader.settings",
+        "grader.identity",
+        "grader.toolchain",
+        "grader.torch_import",
+        "grader.python_ast",
+        "grader.interrupts",
+    ],
     ["grader.tracks"],
     ["grader.verdict"],
     ["grader.problems"],

@@ -9,14 +9,13 @@
 
 from __future__ import annotations
 
-import signal
-import threading
 from typing import Any
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 import grader
+from grader import interrupts
 from grader.cli import output
 
 try:  # recent typer carries its own copy of click, and parses and raises with that one
@@ -100,13 +99,9 @@ def _terminate_as_interrupt() -> None:
     """SIGTERM ends a command as Ctrl-C does, a KeyboardInterrupt in the main thread, so every cleanup runs: the
     sandboxed run killed, its working and trusted folders removed, grade-many's "run again to resume". Python's
     own SIGTERM exits on the spot, which left a grading's trusted folder of outputs behind (over 1 GB for
-    softmax's largest CUDA test). A handler someone else set (a server, a test runner) is left alone."""
-
-    def interrupt(_signum: int, _frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, interrupt)
+    softmax's largest CUDA test). A handler someone else set (a server, a test runner) is left alone. A SIGTERM
+    that comes while the grader forks is raised once the fork has returned (grader/interrupts.py)."""
+    interrupts.install()
 
 
 def make_app() -> App:

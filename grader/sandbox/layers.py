@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import interrupts
 from grader.sandbox import cgroups, minimal_root, namespaces, syscalls, uids, views, workspace
 from grader.sandbox.base import Limits
 
@@ -39,7 +40,8 @@ class Layer:
 def _try(step: Callable[[], None]) -> str:
     """'' when `step` works in a throwaway child (as it would before exec), else why not, in its own words."""
     read_end, write_end = os.pipe()
-    child = os.fork()
+    with interrupts.deferred():
+        child = os.fork()
     if child == 0:
         try:
             os.close(read_end)
@@ -59,7 +61,8 @@ def _try(step: Callable[[], None]) -> str:
 def _pid_namespace() -> None:
     syscalls.unshare(syscalls.CLONE_NEWPID | syscalls.CLONE_NEWNS)
     syscalls.mount(None, "/", None, syscalls.MS_REC | syscalls.MS_PRIVATE, None, "make mounts private")
-    child = os.fork()
+    with interrupts.deferred():
+        child = os.fork()
     if child == 0:
         try:
             syscalls.mount("proc", "/proc", "proc", 0, None, "mount /proc")

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from grader import interrupts
 from grader.sandbox import layers, namespaces, procfs, uids, workspace
 from grader.sandbox.base import RUN_USER_ENV, Limits, Outcome
 from grader.sandbox.cgroups import RunCgroup
@@ -97,22 +98,28 @@ def run(
     report_read, report_write = os.pipe() if plan.pid else (-1, -1)
     plan = dataclasses.replace(plan, report_fd=report_write)
     start = time.monotonic()
+    process: subprocess.Popen | None = None
     try:
-        process = subprocess.Popen(
-            argv,
-            cwd=workdir,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=_clean_env(workdir, env, plan.root),
-            preexec_fn=namespaces.preexec(plan),
-            close_fds=True,
-            pass_fds=pass_fds,
-        )
-    except (OSError, subprocess.SubprocessError) as error:
+        with interrupts.deferred():  # a SIGTERM during the fork is raised here, once Popen has returned
+            process = subprocess.Popen(
+                argv,
+                cwd=workdir,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=_clean_env(workdir, env, plan.root),
+                preexec_fn=namespaces.preexec(plan),
+                close_fds=True,
+                pass_fds=pass_fds,
+            )
+    except BaseException as error:  # it did not start, or it did and an interrupt came: nothing of it stays
         _close(report_read, report_write)
-        _finish(None, cgroup, uid)
+        _finish(process.pid if process else None, cgroup, uid)
+        if process:
+            process.wait()
         cgroup.remove()
+        if not isinstance(error, (OSError, subprocess.SubprocessError)):
+            raise
         return Outcome(returncode=127, wall_s=0.0, stderr=f"could not start the sandboxed program: {error}")
     _close(report_write)
     pid = _reported_pid(report_read) or process.pid

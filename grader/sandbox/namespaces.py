@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import interrupts
 from grader.sandbox import minimal_root, syscalls
 from grader.sandbox.base import Limits
 from grader.sandbox.cgroups import RunCgroup
@@ -136,11 +137,13 @@ def unprivileged_network() -> None:
 def fork_helpers() -> None:
     """After unshare(CLONE_NEWPID): fork init and the program; returns only in the program (pid 2 inside)."""
     status_read, status_write = os.pipe()
-    init = os.fork()
+    with interrupts.deferred():
+        init = os.fork()
     if init != 0:
         _helper(keep=status_read)
         _waiter(init, status_read)
-    program = os.fork()
+    with interrupts.deferred():
+        program = os.fork()
     if program != 0:
         _helper(keep=status_write)
         _init(program, status_write)

@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader import interrupts
 from grader.sandbox import syscalls
 
 if TYPE_CHECKING:
@@ -161,7 +162,8 @@ def deleted_open_bytes(pids: list[int]) -> int:
 def kill_as(uid: int) -> None:
     """As `uid`, in a child: kill(-1, SIGKILL), every process of that uid in one pass that a fork bomb cannot
     outrun, and empty the uid's user keyrings, so that nothing of this run waits there for the uid's next run."""
-    pid = os.fork()
+    with interrupts.deferred():
+        pid = os.fork()
     if pid == 0:
         try:
             os.setgroups([])

@@ -18,6 +18,7 @@ import signal
 import socket
 import threading
 
+from grader import interrupts
 from grader.judge import job_request
 from grader.judge.grading_request import RequestError
 from grader.records import storage
@@ -76,10 +77,7 @@ def main() -> None:
     options = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="worker: %(message)s")
 
-    def interrupt(_signum, _frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGTERM, interrupts.on_sigterm)  # raised once a fork of the grading has returned
     try:
         run(options.db, options.judge, threading.Event())
     except KeyboardInterrupt:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import uvicorn
 
+from grader import interrupts
 from grader.scale import lifetime
 from grader.web.app import create_app
 from grader.web.config import WebConfig
@@ -38,7 +39,8 @@ class EmbeddedWorker:
 
     def _keep(self) -> None:
         while not self.stopping.is_set():
-            self.process = subprocess.Popen(self.command, preexec_fn=lifetime.die_with_parent)
+            with interrupts.deferred():  # a no-op in this thread (Python handles signals in the main one)
+                self.process = subprocess.Popen(self.command, preexec_fn=lifetime.die_with_parent)
             code = self.process.wait()
             if not self.stopping.is_set():
                 self.report(f"the embedded worker exited ({code}); starting it again")

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from grader import settings
+from grader import interrupts, settings
 from grader.scale import lifetime, topology
 from grader.scale.distributed.celery_app import celery_app
 from grader.toolchain import detect
@@ -106,7 +106,8 @@ def supervise(plans: list[Plan], loglevel: str, report: Callable[[str], None]) -
         argv += ["--loglevel", loglevel]
         argv += ["--gpus", str(one.gpu)] if one.gpu is not None else []
         argv += ["--cores", ",".join(map(str, one.cores))] if one.cores else []
-        return subprocess.Popen(argv, preexec_fn=lifetime.die_with_parent)
+        with interrupts.deferred():
+            return subprocess.Popen(argv, preexec_fn=lifetime.die_with_parent)
 
     children = {one.name: (one, start(one)) for one in plans}
     stopping: list[int] = []
