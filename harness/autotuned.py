@@ -28,6 +28,7 @@ MAX_CHARS = 200
 MAX_ITEMS = 64  # of a key's named values, of what Triton appended to it, of a config's kwargs
 MAX_LINKS = 8  # `.fn` links followed from a global (an Autotuner wraps a Heuristics wraps a JITFunction ...)
 INT_LIMIT = 1 << 63  # an int outside the signed 64-bit range is shown as text
+UNPRINTABLE = ("Cc", "Cs")  # Unicode categories no report string holds: control characters, lone surrogates
 
 
 def open_file() -> int | None:
@@ -154,4 +155,4 @@ def _value(value: object) -> int | float | bool | str | None:
 
 def _text(text: str) -> str:
     """At most MAX_CHARS characters, each control character or lone surrogate as U+FFFD (the reader refuses them)."""
-    return "".join("\ufffd" if unicodedata.category(c) in ("Cc", "Cs") else c for c in text[:MAX_CHARS])
+    return "".join("\ufffd" if unicodedata.category(c) in UNPRINTABLE else c for c in text[:MAX_CHARS])

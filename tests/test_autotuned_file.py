@@ -14,7 +14,6 @@ import pytest
 from grader.judge import pipeline
 from grader.run import autotuned
 from grader.verdict.model import Verdict
-from harness import autotuned as writer
 
 REPORT = [
     {
@@ -45,7 +44,6 @@ def _changed(change) -> bytes:
 
 
 def test_the_grader_reads_the_file_the_worker_writes(tmp_path):
-    assert autotuned.FILE_NAME == writer.FILE_NAME
     _write(tmp_path, json.dumps(REPORT).encode())
     assert [entry.model_dump() for entry in autotuned.read(tmp_path)] == REPORT
 

@@ -19,15 +19,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
-FILE_NAME = "autotuned.json"  # harness/autotuned.py FILE_NAME
-MAX_BYTES = 64 << 10
-MAX_ENTRIES = 64
-MAX_CHARS = 200
-MAX_ITEMS = 64  # of a key's named values, of what Triton appended to it, of a config's kwargs
+from harness.autotuned import FILE_NAME, MAX_BYTES, MAX_CHARS, MAX_ENTRIES, MAX_ITEMS, UNPRINTABLE
 
 
 def _printable(text: str) -> str:
-    if any(unicodedata.category(c) in ("Cc", "Cs") for c in text):
+    if any(unicodedata.category(c) in UNPRINTABLE for c in text):
         raise ValueError("a control character or a lone surrogate")
     return text
 
