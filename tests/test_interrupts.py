@@ -75,9 +75,9 @@ def test_sigterm_in_a_forks_hooks_ends_a_grading_with_130_and_leaves_no_folder_b
 def test_sigterm_in_a_forks_hooks_is_raised_as_the_fork_returns_and_logging_stays_usable():
     program = SIGTERM_IN_THE_NEXT_FORK + (
         "import threading, traceback\n"
-        "from grader.cli.app import _terminate_as_interrupt\n"
+        "from grader import interrupts\n"
         "from grader.sandbox import layers\n"
-        "_terminate_as_interrupt()\n"  # what every grader command does first
+        "interrupts.install()\n"  # what every grader command does first
         'ARMED["signal"] = signal.SIGTERM\n'
         "try:\n"
         "    layers.probe()\n"  # forks a throwaway child per layer

@@ -95,15 +95,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def _terminate_as_interrupt() -> None:
-    """SIGTERM ends a command as Ctrl-C does, a KeyboardInterrupt in the main thread, so every cleanup runs: the
-    sandboxed run killed, its working and trusted folders removed, grade-many's "run again to resume". Python's
-    own SIGTERM exits on the spot, which left a grading's trusted folder of outputs behind (over 1 GB for
-    softmax's largest CUDA test). A handler someone else set (a server, a test runner) is left alone. A SIGTERM
-    that comes while the grader forks is raised once the fork has returned (grader/interrupts.py)."""
-    interrupts.install()
-
-
 def make_app() -> App:
     app = App(
         cls=Group,
@@ -119,6 +110,6 @@ def make_app() -> App:
         ),
     ) -> None:
         """kerneljudge: an online judge for GPU kernels (and a CPU track in C++/OpenMP)."""
-        _terminate_as_interrupt()
+        interrupts.install()  # SIGTERM ends a command as Ctrl-C does, so every cleanup runs
 
     return app
