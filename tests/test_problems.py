@@ -170,12 +170,12 @@ def test_grader_list_does_not_import_torch():
 
 
 def test_a_tests_tolerance_scale_loosens_that_test_alone():
-    """attention-backward's large_scores allows 40 times the tolerance (float32 gradients grow with |Q| there);
+    """attention-backward's large_scores allows 400 times the tolerance (float32 gradients grow with |Q| there);
     every other test of every problem judges by the tolerance itself."""
     problem = load_problem("attention-backward")
     for size_set in problem.tests:
         atol, rtol = problem.tolerances(size_set.sizes)
-        scale = 40 if size_set.name == "large_scores" else 1
+        scale = 400 if size_set.name == "large_scores" else 1
         assert problem.tolerances_for(size_set) == (scale * atol, scale * rtol)
     others = [t for p in load_all() for t in p.tests if p.slug != "attention-backward"]
     assert all(t.tolerance_scale == 1 for t in others)

@@ -51,12 +51,13 @@ def round_toward_zero(x: torch.Tensor) -> torch.Tensor:
     return torch.where(y.double().abs() > x.abs(), torch.nextafter(y, torch.zeros_like(y)), y)
 
 
-def matmul_3xtf32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def matmul_3xtf32(a: torch.Tensor, b: torch.Tensor, acc: torch.Tensor | None = None) -> torch.Tensor:
     """3xTF32 on tensor cores, mma by mma: for each step of 8 k, small*big, big*small, then big*big are added
     into one float32 accumulator, exact products and sums truncated once per mma. Measured on an H100 with
-    mma.sync.m16n8k8 (A, B uniform in [-1, 1), K = 4096): max error 2.9e-3; this emulation gives 3.6e-3."""
+    mma.sync.m16n8k8 (A, B uniform in [-1, 1), K = 4096): max error 2.9e-3; this emulation gives 3.6e-3.
+    `acc`: the accumulator's float32 values before the first mma (zeros if None)."""
     (a_big, a_small), (b_big, b_small) = split_tf32(a), split_tf32(b)
-    acc = torch.zeros(a.shape[0], b.shape[1], dtype=torch.float64)
+    acc = torch.zeros(a.shape[0], b.shape[1], dtype=torch.float64) if acc is None else acc.double()
     for k in range(0, a.shape[1], 8):
         for x, y in ((a_small, b_big), (a_big, b_small), (a_big, b_big)):
             acc = round_toward_zero(acc + x[:, k : k + 8].double() @ y[k : k + 8].double()).double()
@@ -218,6 +219,34 @@ def attention_backward_flash(q, k, v, do, tile: int = 64) -> torch.Tensor:
     return torch.stack([dq, dk, dv])
 
 
+def attention_backward_flash_3xtf32(q, k, v, do, tile: int = 64) -> torch.Tensor:
+    """The CUDA ladder's top rung (solutions/attention-backward/03_flash_tf32x3.cu): every product in 3xTF32
+    with truncating accumulators, scores in base 2 from Q scaled by log2(e)/sqrt(D); a forward pass over tiles
+    of keys keeps O in one accumulator (rescaled, then each mma truncated into it), L = m + log2(l) and
+    Delta = dO . O / l; the backward recomputes P = 2^(s - L), dS = P (dP - Delta), and sums dV and dK over
+    every query in one accumulator each, dQ over tiles of keys."""
+    scale = torch.tensor(1 / math.sqrt(q.shape[1]), dtype=F32)
+    qs = q * (scale * LOG2E)
+    s = matmul_3xtf32(qs, k.T)
+    m = torch.full((q.shape[0], 1), -math.inf, dtype=F32)
+    total = torch.zeros(q.shape[0], 1, dtype=F32)
+    o = torch.zeros(q.shape[0], v.shape[1], dtype=F32)
+    for j in range(0, k.shape[0], tile):
+        new_m = torch.maximum(m, s[:, j : j + tile].max(dim=1, keepdim=True).values)
+        p, rescale = torch.exp2(s[:, j : j + tile] - new_m), torch.exp2(m - new_m)
+        total = total * rescale + p.sum(dim=1, keepdim=True)
+        o = matmul_3xtf32(p, v[j : j + tile], acc=o * rescale)
+        m = new_m
+    lse = m + torch.log2(total)
+    delta = (do * o).sum(dim=1, keepdim=True) / total
+    p = torch.exp2(s - lse)
+    ds = p * (matmul_3xtf32(do, v.T) - delta)
+    dq = torch.zeros_like(q)
+    for j in range(0, k.shape[0], tile):
+        dq += matmul_3xtf32(ds[:, j : j + tile], k[j : j + tile]) * scale
+    return torch.stack([dq, matmul_3xtf32(ds.T, qs) / LOG2E, matmul_3xtf32(p.T, do)])
+
+
 def per_head_backward(backward):
     """Apply a one-head backward to B x H x S x D tensors; the gradients stacked as 3 x B x H x S x D."""
     return lambda Q, K, V, dO: torch.stack(
@@ -293,6 +322,7 @@ FLOAT32 = {  # must pass everywhere
         ),
         "flash recomputation, tiles of 64": per_head_backward(attention_backward_flash),
         "3xTF32": per_head_backward(lambda q, k, v, do: attention_backward(q, k, v, do, matmul=matmul_3xtf32)),
+        "the top rung: flash, 3xTF32, truncating accumulators": per_head_backward(attention_backward_flash_3xtf32),
     },
 }
 
@@ -747,6 +777,27 @@ def test_null_answers_and_unwritten_output_fail(slug, which):
         assert not judge(answer, slug, which).ok, f"null answer {name!r} accepted"
     first = "[" + ", ".join(["0"] * expected.dim()) + "]"  # [0, 0] for a matrix, [0, 0, 0, 0] for NCHW
     assert f"never written, first at {first}" in judge(answers["never written"], slug, which).message
+
+
+# Draws of attention-backward's large_scores (make_inputs' case seed 0x1000 + n) whose float32 gradients err most
+# among 20,000 (the top rung's arithmetic) and 8,000 (the others), emulated: 6.0, 5.2 and 4.6 times 40 times the
+# tolerance for the top rung (n = 4209, 4955, 7613), 2.7 for PyTorch's autograd (7680, 4170), 2.2 for the
+# reference in float32 (7680). Its error varies from draw to draw with a long tail; the judge draws afresh.
+LARGE_SCORES_WORST_DRAWS = [4209, 4955, 7613, 7680, 4170]
+
+
+@pytest.mark.parametrize("n", LARGE_SCORES_WORST_DRAWS)
+def test_float32_passes_the_worst_large_scores_draws_with_margin(n):
+    """Every float32 implementation passes the worst draws found, at under two thirds of the allowance."""
+    problem = load_problem("attention-backward")
+    size_set = next(t for t in problem.tests if t.name == "large_scores")
+    arrays = check.make_inputs(problem, size_set, case_seed=0x1000 + n, call=0)
+    tensors = {p.name: arrays[p.name].cpu().reshape(problem.shape(p, size_set.sizes)) for p in problem.input_params}
+    (expected,) = check.reference_outputs(problem, size_set, arrays).values()
+    atol, rtol = problem.tolerances_for(size_set)
+    for name, implementation in FLOAT32["attention-backward"].items():
+        worst = margin(implementation(*tensors.values()), expected.cpu(), atol, rtol)
+        assert worst < 0.67, f"float32 ({name}) errs by {worst:.3g} of the allowance on draw {n}"
 
 
 def test_tf32_rounding_keeps_ten_mantissa_bits():
