@@ -52,3 +52,23 @@ def test_a_file_a_run_leaves_in_its_jit_cache_reaches_only_its_own_sources_next_
     assert seen[0] == set() and PLANTED in seen[1]  # the same source's next run: its own entry, planted file too
     assert PLANTED not in seen[2]  # another source: never
     assert second.stages_s.get("run jit", 0) <= first.stages_s.get("run jit", 0)  # compiled kernels were reused
+
+
+def test_what_a_submission_writes_into_its_jit_cache_reaches_no_other_source_and_no_link_is_kept(tmp_path, monkeypatch):
+    """The hostile pair in tests/adversarial/softmax: the plant writes a file, a link to the root and a FIFO into
+    its run's Triton cache folder itself; the reader, another source graded next with the same judge cache,
+    writes its answer only if it finds the file."""
+    monkeypatch.setenv("KERNELJUDGE_CACHE", str(tmp_path / "cache"))
+    softmax = load_problem("softmax")
+
+    def grade(name: str):
+        source = (REPO / "tests" / "adversarial" / "softmax" / name).read_bytes()
+        return pipeline.grade(softmax, source, name, track="triton", sandbox_kind="local")
+
+    plant = grade("triton_jit_cache_plant.py")
+    reader = grade("triton_jit_cache_reader.py")
+    assert plant.status == Status.ACCEPTED, plant.message
+    assert reader.status == Status.WRONG_ANSWER, reader.message
+    kept = [path for path in (tmp_path / "cache").rglob("*") if path.name.startswith("kerneljudge-jit-")]
+    assert [path.name for path in kept] == ["kerneljudge-jit-plant"]  # the file, in the plant's entry only
+    assert kept[0].is_file() and not kept[0].is_symlink()
