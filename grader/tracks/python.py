@@ -20,10 +20,16 @@ TRITON_CACHE, CUPY_CACHE = ".triton", ".cupy"  # the JIT caches' folders in the 
 
 def environment(workdir: Path) -> dict[str, str]:
     """The CUDA environment, and the JIT caches of Triton and CuPy in the run's own bounded folder: it starts with
-    what earlier runs of the same source compiled (grader/run/jit_cache.py), never with another source's."""
+    what earlier runs of the same source compiled (grader/run/jit_cache.py), never with another source's. Triton's
+    autotuner keeps its timings there too (TRITON_CACHE_AUTOTUNING), so a source graded again picks its configs
+    from its own earlier run instead of timing every one of them in the JIT stage again."""
     env = cuda.environment(workdir)
     root = str(Path(env["LD_LIBRARY_PATH"]).parent) if env["LD_LIBRARY_PATH"] else ""
-    caches = {"TRITON_CACHE_DIR": str(workdir / TRITON_CACHE), "CUPY_CACHE_DIR": str(workdir / CUPY_CACHE)}
+    caches = {
+        "TRITON_CACHE_DIR": str(workdir / TRITON_CACHE),
+        "TRITON_CACHE_AUTOTUNING": "1",
+        "CUPY_CACHE_DIR": str(workdir / CUPY_CACHE),
+    }
     return {**env, **caches, **({"CUDA_PATH": root} if root else {})}
 
 
