@@ -175,3 +175,18 @@ def test_a_full_judge_disk_is_an_internal_error_and_nothing_is_stored(tmp_path, 
     answer = json.loads(result.stdout)
     assert answer["status"] == "internal_error" and "disk is full" in answer["message"]
     assert not (tmp_path / "results.db").exists() or storage.list_submissions(db_url=db) == []
+
+
+def test_no_db_shows_the_verdict_and_stores_nothing(tmp_path, monkeypatch):
+    from grader.records import storage
+
+    db = f"sqlite:///{tmp_path / 'results.db'}"
+    monkeypatch.setenv("KERNELJUDGE_DB", db)
+    broken = "void solve(const float* input, float* output, int M, int N) { nope = 0; }\n"
+    kept = _grade(tmp_path, broken, "--json")
+    assert kept.exit_code == 1 and len(storage.list_submissions(db_url=db)) == 1
+    shown = _grade(tmp_path, broken, "--json", "--no-db")
+    assert shown.exit_code == 1 and json.loads(shown.stdout)["status"] == "compile_error"
+    assert len(storage.list_submissions(db_url=db)) == 1  # still only the first
+    both = _grade(tmp_path, broken, "--no-db", "--db", db)
+    assert both.exit_code == 2 and "--no-db stores nothing, so it does not go with --db" in both.output

@@ -138,6 +138,20 @@ def test_a_grading_handed_to_the_warm_worker_is_the_one_made_here(worker, privat
 
 
 @pytest.mark.slow
+def test_a_grading_handed_over_with_no_db_is_shown_and_not_stored(worker, private):
+    from grader.records import storage
+
+    shown = _grader("submit", MINI_PROBLEM, str(private / "solve.cpp"), "--json", "--sandbox", "local", "--no-db")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["status"] == "accepted" and shown.stderr == ""
+    assert len(worker.gradings()) == 1  # graded by the worker
+    assert storage.list_submissions() == []  # the default database, the worker's and the client's
+    kept = _grader("submit", MINI_PROBLEM, str(private / "solve.cpp"), "--json", "--sandbox", "local")
+    assert kept.returncode == 0 and len(worker.gradings()) == 2
+    assert [row.submission_id for row in storage.list_submissions()] == [json.loads(kept.stdout)["submission_id"]]
+
+
+@pytest.mark.slow
 def test_a_worker_with_other_settings_is_refused_and_the_client_grades_itself(worker, private):
     result = _test_json(private, env={**os.environ, "KERNELJUDGE_CPUS": "1"})
     assert result.returncode == 0, result.stderr

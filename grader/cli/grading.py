@@ -35,6 +35,9 @@ DB = typer.Option(
     metavar="URL",
     help="SQLAlchemy URL of the results database (default: $KERNELJUDGE_DB, else SQLite under $KERNELJUDGE_DATA).",
 )
+NO_DB = typer.Option(
+    False, "--no-db", help="Do not store the verdict: the history and the leaderboard stay as they are."
+)
 SANDBOX = typer.Option(
     None,
     "--sandbox",
@@ -102,7 +105,11 @@ def grade(
     reference: bool = False,
     profile: bool = False,
     in_process: bool = False,
+    keep: bool = True,
 ) -> None:
+    """Grade `file` here or in the warm worker, show the verdict, and store it in `db` unless not `keep`."""
+    if not keep and db:
+        raise output.usage_error("--no-db stores nothing, so it does not go with --db")
     spec = args.problem(problem)
     path = _source(spec, file, reference, track)
     chosen = args.track(path, track)
@@ -121,7 +128,7 @@ def grade(
     source = request.source_bytes  # graded and stored as the same text, so the stored sha256 is the graded one
     with _progress(as_json, f"({spec.slug}, {chosen} track)") as say:
         # a profile is made in this process
-        handed = None if in_process or profile else warm.hand_over(request, sandbox_kind, db, say)
+        handed = None if in_process or profile else warm.hand_over(request, sandbox_kind, db, say, keep)
         verdict = handed.verdict if handed else _grade_here(request, sandbox_kind, say)
     if as_json:
         if profile:
@@ -131,10 +138,11 @@ def grade(
         output.print_verdict(verdict, time_limit_s=spec.time_limit_s)
         if profile:
             _attach_profile(spec, source, path, verdict, quiet=False)
-        if user.startswith(REFERENCE_PREFIX):
+        if keep and user.startswith(REFERENCE_PREFIX):
             output.console.print(Text(f"recorded as {user}: a reference solution, marked on the leaderboard"))
     if handed is None:
-        store(verdict, request.source, db)
+        if keep:
+            store(verdict, request.source, db)
     elif handed.store_warning:
         output.warning(f"the verdict was not stored: {handed.store_warning}")
     raise typer.Exit(0 if verdict.accepted else 1)
@@ -217,11 +225,12 @@ def test(
     track: str | None = TRACK,
     as_json: bool = JSON,
     db: str | None = DB,
+    no_db: bool = NO_DB,
     sandbox_kind: str | None = SANDBOX,
     in_process: bool = IN_PROCESS,
 ):
     """Check correctness only."""
-    grade(problem, file, track, "test", "", as_json, db, sandbox_kind, in_process=in_process)
+    grade(problem, file, track, "test", "", as_json, db, sandbox_kind, in_process=in_process, keep=not no_db)
 
 
 def submit(
@@ -232,6 +241,7 @@ def submit(
     reference: bool = REFERENCE,
     as_json: bool = JSON,
     db: str | None = DB,
+    no_db: bool = NO_DB,
     sandbox_kind: str | None = SANDBOX,
     remote: str | None = typer.Option(
         None,
@@ -261,6 +271,8 @@ def submit(
     """Check correctness, then time the benchmarks."""
     if (remote or workers) and profile:
         raise output.usage_error("--profile profiles here, so it does not go with --remote or --workers")
+    if (remote or workers) and no_db:
+        raise output.usage_error("--no-db grades here, so it does not go with --remote or --workers")
     if remote:
         from grader.cli.web import submit_web
 
@@ -276,7 +288,7 @@ def submit(
         raise typer.Exit(
             submit_remote(problem, path, track=track, mode="submit", user=user, queue=queue, as_json=as_json, db_url=db)
         )
-    grade(problem, file, track, "submit", user, as_json, db, sandbox_kind, reference, profile, in_process)
+    grade(problem, file, track, "submit", user, as_json, db, sandbox_kind, reference, profile, in_process, not no_db)
 
 
 def register(app: typer.Typer) -> None:

@@ -50,15 +50,15 @@ def _log(line: str) -> None:
 
 
 def hand_over(
-    request: GradingRequest, sandbox: str | None, db: str | None, progress: Callable[[str], None]
+    request: GradingRequest, sandbox: str | None, db: str | None, progress: Callable[[str], None], keep: bool = True
 ) -> Handed | None:
-    """`request` graded by the warm worker (in `sandbox`, its verdict stored in `db`), or None where it is to be graded here: no worker answers, or one
+    """`request` graded by the warm worker (in `sandbox`, its verdict stored in `db` unless not `keep`), or None where it is to be graded here: no worker answers, or one
     refused it or stopped first (said in one line on stderr). Its usage and judge errors end the command as
     they would in this process."""
     from grader.scale.warm import client as warm_client
 
     try:
-        answer = warm_client.grade(request, sandbox, db, progress)
+        answer = warm_client.grade(request, sandbox, db, progress, keep)
     except warm_client.Unavailable as error:
         fix = f" ({error.fix})" if error.fix else ""
         output.plain(f"the warm worker (pid {error.pid}) {error}: grading in this process{fix}", to=output.errors)

@@ -31,8 +31,10 @@ class Unavailable(Exception):
         self.fix = fix
 
 
-def grade(request: GradingRequest, sandbox: str | None, db: str | None, progress: Callable[[str], None]) -> dict | None:
-    """Have the warm worker grade `request` in `sandbox` and store its verdict in `db`: its final message, {"verdict": ..., "store_warning"?: ...}, {"usage_error": ...} or {"judge_error": ...}; `progress`
+def grade(
+    request: GradingRequest, sandbox: str | None, db: str | None, progress: Callable[[str], None], keep: bool = True
+) -> dict | None:
+    """Have the warm worker grade `request` in `sandbox` and store its verdict in `db` (unless not `keep`): its final message, {"verdict": ..., "store_warning"?: ...}, {"usage_error": ...} or {"judge_error": ...}; `progress`
     gets each stage, and BUSY while another job is graded first. None where no worker answers; Unavailable where
     one refuses or dies first (the job is then graded here, and nothing is lost)."""
     connection = warm_wire.connect(warm_wire.socket_path(), CONNECT_TIMEOUT_S)
@@ -43,7 +45,7 @@ def grade(request: GradingRequest, sandbox: str | None, db: str | None, progress
         message = None
         try:
             message = {"kind": "grade", "identity": warm_wire.identity(), "cwd": os.getcwd(), **request.to_dict()}
-            warm_wire.send(connection, {**message, "sandbox": sandbox, "db": db})
+            warm_wire.send(connection, {**message, "sandbox": sandbox, "db": db, "keep": keep})
             if not select.select([connection], [], [], BUSY_AFTER_S)[0]:
                 progress(BUSY)
             reader = connection.makefile("rb")

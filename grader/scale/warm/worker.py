@@ -203,7 +203,8 @@ def _grade(request: dict, connection: socket.socket, log: Log) -> dict:
         return {"judge_error": str(error)}
     answer: dict = {"verdict": verdict.to_json()}
     try:
-        storage.save_verdict(verdict, job.source, request.get("db"))
+        if request.get("keep", True) is not False:  # `--no-db`: graded and shown, never stored
+            storage.save_verdict(verdict, job.source, request.get("db"))
     except Exception as error:  # the grading is done; losing the record must not change the verdict
         answer["store_warning"] = str(error)
     log(f"{what}: {verdict.status} in {time.monotonic() - began:.2f} s")
