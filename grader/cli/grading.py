@@ -288,7 +288,9 @@ def submit(
         raise typer.Exit(
             submit_remote(problem, path, track=track, mode="submit", user=user, queue=queue, as_json=as_json, db_url=db)
         )
-    grade(problem, file, track, "submit", user, as_json, db, sandbox_kind, reference, profile, in_process, not no_db)
+    grade(
+        problem, file, track, "submit", user, as_json, db, sandbox_kind, reference, profile, in_process, keep=not no_db
+    )
 
 
 def register(app: typer.Typer) -> None:

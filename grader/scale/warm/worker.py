@@ -203,7 +203,7 @@ def _grade(request: dict, connection: socket.socket, log: Log) -> dict:
         return {"judge_error": str(error)}
     answer: dict = {"verdict": verdict.to_json()}
     try:
-        if request.get("keep", True) is not False:  # `--no-db`: graded and shown, never stored
+        if request.get("keep", True):  # `--no-db`: graded and shown, never stored
             storage.save_verdict(verdict, job.source, request.get("db"))
     except Exception as error:  # the grading is done; losing the record must not change the verdict
         answer["store_warning"] = str(error)
