@@ -4,6 +4,7 @@ it after, by the grader, from a run folder that may hold anything a hostile run 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 
 import pytest
@@ -172,3 +173,36 @@ def test_the_copied_cache_belongs_to_the_runs_uid(tmp_path):
     jit_cache.copy_in("triton", key, fresh, 61999)
     owners = {path.stat().st_uid for path in (fresh / ".triton").rglob("*")} | {(fresh / ".triton").stat().st_uid}
     assert owners == {61999}
+
+
+def test_triton_finds_in_the_next_run_what_an_earlier_run_of_the_same_source_compiled(tmp_path, monkeypatch):
+    """Triton's group file names a compiled kernel's files by absolute path, in the run's own folder: once that
+    folder is gone, Triton's own lookup in the next run's folder finds the files copied there."""
+    triton_cache = pytest.importorskip("triton.runtime.cache")
+    first, second = tmp_path / "first", tmp_path / "second"
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(first / ".triton"))
+    compiled = triton_cache.FileCacheManager("kernelhash")
+    group = {name: compiled.put(data, name) for name, data in (("add.cubin", b"\x7fELF cubin"), ("add.json", "{}"))}
+    compiled.put_group("add.json", group)
+    key = jit_cache.key("triton", "0" * 64, TOOLS)
+    assert jit_cache.copy_out("triton", key, first)
+    shutil.rmtree(first)
+    second.mkdir()
+    assert jit_cache.copy_in("triton", key, second, None) == 3
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(second / ".triton"))
+    found = triton_cache.FileCacheManager("kernelhash").get_group("add.json")
+    assert found == {name: str(second / ".triton" / "kernelhash" / name) for name in ("add.cubin", "add.json")}
+    assert open(found["add.cubin"], "rb").read() == b"\x7fELF cubin"
+
+
+def test_a_group_file_that_is_not_tritons_json_is_copied_as_it_was(tmp_path):
+    run = _run_folder(tmp_path)
+    odd = {"__grp__a.json": b"not json", "__grp__b.json": b'{"child_paths": [1, 2]}', "__grp__c.json": b"[]"}
+    for name, data in odd.items():
+        (run / ".triton" / "abc" / name).write_bytes(data)
+    key = jit_cache.key("triton", "0" * 64, TOOLS)
+    assert jit_cache.copy_out("triton", key, run)
+    fresh = tmp_path / "next"
+    fresh.mkdir()
+    jit_cache.copy_in("triton", key, fresh, None)
+    assert {name: (fresh / ".triton" / "abc" / name).read_bytes() for name in odd} == odd

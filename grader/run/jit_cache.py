@@ -9,10 +9,15 @@ skipped, never followed: every file is opened relative to its folder's descripto
 single path components, and a tree beyond MAX_FILES entries, MAX_DEPTH levels or MAX_BYTES in all is not kept.
 The entry's path comes from the key alone, never from a name the run chose, so no run reaches another source's
 entry; the cache only saves compile time, and a run of the same source could write anything there itself.
+
+Triton finds a compiled kernel through a group file (`__grp__NAME.json`) that names the kernel's files by absolute
+path, always files beside it; each run has a folder of its own, so on the way in every such path is renamed to
+where the file now lies (without that, every lookup missed and each run compiled every kernel again).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -28,6 +33,7 @@ MAX_BYTES = cache.MAX_ENTRY_BYTES  # one entry's files in all
 MAX_FILES = 4096  # files and folders of one entry
 MAX_DEPTH = 16
 MAX_NAME_BYTES = 255
+GROUP_PREFIX = "__grp__"  # Triton's group files: JSON {"child_paths": {name: absolute path of a file beside it}}
 
 
 class TooLarge(ValueError):
@@ -47,7 +53,7 @@ def copy_in(track: str, entry_key: str, workdir: Path, uid: int | None) -> int:
     copied = 0
     for name in tracks.get(track).jit_caches:
         try:
-            copied += _write_tree(_read_tree(entry / name), workdir / name, uid)
+            copied += _write_tree(_relocate_groups(_read_tree(entry / name), workdir / name), workdir / name, uid)
         except (OSError, TooLarge):
             continue  # absent, odd, or the run's folder full: the run compiles what is missing
     if copied:
@@ -142,6 +148,30 @@ def _read_file(fd: int, size: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+def _relocate_groups(tree: Tree, folder: Path) -> Tree:
+    """The tree, to be written under `folder`, with each Triton group file's paths renamed into `folder`: a path
+    becomes the file of the same name beside the group file. A group file that is not such JSON is left as it
+    is (Triton then compiles that kernel again)."""
+    relocated: Tree = {}
+    for name, value in tree.items():
+        if not isinstance(value, bytes):
+            relocated[name] = _relocate_groups(value, folder / name)
+        elif name.startswith(GROUP_PREFIX):
+            relocated[name] = _relocated_group(value, folder)
+        else:
+            relocated[name] = value
+    return relocated
+
+
+def _relocated_group(data: bytes, folder: Path) -> bytes:
+    try:
+        group = json.loads(data)
+        children = {child: str(folder / os.path.basename(path)) for child, path in group["child_paths"].items()}
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return data
+    return json.dumps({**group, "child_paths": children}).encode()
 
 
 def _plain_name(name: str) -> bool:
