@@ -1,6 +1,7 @@
 """The Docker engine as the container sandbox sees it, through the `docker` Python SDK (no docker command on
 the host): is an engine there, which image and toolchain it has, the NVIDIA runtime, and the containers a dead
-grader left behind. The engine is found as the SDK finds it (DOCKER_HOST, else the local socket).
+grader left behind. The engine is found as the SDK finds it (DOCKER_HOST, else the local socket); with neither,
+the answer is no before the SDK is imported (a quarter of a second of every grading on a host without Docker).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ LABEL = "kerneljudge.sandbox"  # on every container: owner() of the grader that 
 NOBODY = 65534  # the user a root grader's run gets when no uid was given
 API_TIMEOUT_S = 60  # one call to the engine; a wait for a running container passes its own
 POOL_SIZE = 64  # connections kept to the engine: one per concurrent call (grade-many's compile pool)
+LOCAL_SOCKET = "/var/run/docker.sock"  # where the SDK looks when DOCKER_HOST is not set
 
 _lock = threading.Lock()
 _clients: dict[int, Any] = {}
@@ -40,6 +42,10 @@ def client() -> Any:
     with _lock:
         found = _clients.get(os.getpid())
         if found is None:
+            if not os.environ.get("DOCKER_HOST") and not os.path.exists(LOCAL_SOCKET):
+                raise EngineError(
+                    f"no Docker engine reachable (DOCKER_HOST is not set and {LOCAL_SOCKET} does not exist)"
+                )
             try:
                 import docker
             except ImportError as error:  # a broken install: pyproject.toml lists docker
