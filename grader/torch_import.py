@@ -1,7 +1,9 @@
 """PyTorch, imported on first use: `from grader.torch_import import torch` gives a stand-in that imports the real
 module the first time one of its attributes is read, so the modules of a grading (the request, the checker)
 can be loaded without paying for PyTorch until the check stage needs it. `warm()` starts that import in a
-background thread; the pipeline calls it once the sandboxed run is under way, when its own thread only waits:
+background thread, then the modules a caller named with `also_warm` (those it reads only once the grading is
+over, as the CLI's database layer); the pipeline calls it once the sandboxed run is under way, when its own
+thread only waits:
 an import running beside the grading's file reads and forks holds the GIL against them (each read waits for
 the import to give the GIL up), which made a 10 ms digest of the grader's code take half a second.
 """
@@ -27,8 +29,23 @@ else:
     torch = _Torch()
 
 
+_ALSO: list[str] = []  # imported by warm() after PyTorch (also_warm)
+
+
+def also_warm(module: str) -> None:
+    """Have `warm()` import `module` too, after PyTorch: one this process reads only once the grading is over."""
+    if module not in _ALSO:
+        _ALSO.append(module)
+
+
+def _import_all(modules: tuple[str, ...]) -> None:
+    for name in modules:
+        importlib.import_module(name)
+
+
 def warm() -> None:
-    """Import PyTorch in a daemon thread now; whoever reads `torch` later finds it loaded or waits for it.
+    """Import PyTorch, then the modules `also_warm` named, in a daemon thread now; whoever reads one of them later
+    finds it loaded or waits for it.
 
     `logging` is imported here first, in the caller's thread. Its import registers a pair of fork hooks (take its
     lock before a fork, release it after in the parent); imported by PyTorch's import in the thread while this
@@ -37,4 +54,5 @@ def warm() -> None:
     """
     import logging  # noqa: F401
 
-    threading.Thread(target=importlib.import_module, args=("torch",), daemon=True, name="import torch").start()
+    modules = ("torch", *_ALSO)
+    threading.Thread(target=_import_all, args=(modules,), daemon=True, name="import torch").start()

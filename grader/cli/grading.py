@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.text import Text
 
+from grader import torch_import
 from grader.cli import args, output, warm
 from grader.scale.warm import client as warm_client
 
@@ -126,6 +127,8 @@ def grade(
     except OSError as error:
         raise output.usage_error(f"cannot read {path}: {error.strerror}")
     source = request.source_bytes  # graded and stored as the same text, so the stored sha256 is the graded one
+    if keep:
+        torch_import.also_warm("grader.records.storage")  # imported while the run is waited for (0.4 s)
     with _progress(as_json, f"({spec.slug}, {chosen} track)") as say:
         # a profile is made in this process
         handed = None if in_process or profile else warm.hand_over(request, sandbox_kind, db, say, keep)
