@@ -153,8 +153,7 @@ def grade(
 
 @contextlib.contextmanager
 def _progress(as_json: bool, label: str) -> Iterator[Callable[[str], None]]:
-    """What a grading says of its stages: a status line in the terminal ("run (softmax, cpu track)"), nothing
-    under --json."""
+    """What a grading says of its stages: a terminal status line ("run (softmax, cpu track)"), none with --json."""
     if as_json:
         yield lambda _stage: None
         return
