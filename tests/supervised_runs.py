@@ -102,12 +102,13 @@ def library_of(folder: Path, source: str) -> Path:
     return folder / "lib.so"
 
 
-def request_text(key: int, count: int, mode: str) -> str:
+def request_text(key: int, count: int, mode: str, rows: str = "rows 0 0") -> str:
+    """One case "t" of `count` floats in and out; a benchmark's `rows`: its row audit's line (request.py)."""
     k0, k1 = gen.key_words(key)
     low, scale = gen.float32_bits(-1.0), gen.float32_bits(2.0)
     return (
         f"case t {mode.split()[0]} {k0:x} {k1:x} {' '.join(mode.split()[1:])}\nints 1 {count}\nbuffers 2\n"
-        f"in f32 {count} {low} {scale}\nout f32 {count}\nend\n"
+        f"in f32 {count} {low} {scale}\nout f32 {count}\n" + (f"{rows}\n" if mode.startswith("bench") else "") + "end\n"
     )
 
 

@@ -1,7 +1,7 @@
 """The supervised run of the CUDA track (grader/run/cuda_supervisor.cu, harness/gpu_worker.cu), driven directly
 with small CUDA libraries written here: the worker maps the supervisor's device memory across the sandbox, the
 inputs are the grader's bit for bit and differ per call, the audited calls are a draw of the samples whose kept
-outputs are right (batched calls too), a kernel that writes past either end of a buffer (by one element, or a
+outputs are right (batched calls too; a row audit keeps one drawn row a run and scans every element), a kernel that writes past either end of a buffer (by one element, or a
 whole unguarded block) is recorded by the guards' check, the judge's own clock (the supervisor's events from GATE
 to the DONE word) agrees with an honest kernel's events within 1% (calls of 50 us to 3 ms), and a worker whose
 timer claims a tenth, or 80%, of its kernel's time gains nothing: the judge's clock still measures the kernel.
@@ -162,6 +162,33 @@ def test_an_honest_kernel_is_believed_and_its_audited_calls_are_right(folders):
             kept = _floats(result.trusted / f"t.a{call}.1.bin")
             expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
             assert np.array_equal(kept.view(np.uint32), expected.view(np.uint32))
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+@pytest.mark.parametrize("infinity", [False, True])
+def test_a_row_audit_keeps_one_drawn_row_a_run_and_scans_every_element(folders, infinity):
+    count, rows, width = 1 << 22, 65536, 64  # the output as [1, 65536, 64]: an audit keeps 4096 rows, one in 16
+    key = secrets.randbits(128)
+    source = COPY.replace("y[i] = x[i];", "y[i] = i == 70000 ? INFINITY : x[i];") if infinity else COPY
+    result = run(folders, source, request_text(key, count, "bench 10 50 1000 3", f"rows {rows} 4096 1 {width}"))
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
+        assert len(audits) == 3
+        for call in audits:
+            drawn = supervisor_records.drawn_rows(result.trusted, f"t.a{call}", 4096)
+            assert drawn is not None and (drawn // 16 == np.arange(4096)).all()
+            sent = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
+            expected = sent.reshape(rows, width)[drawn]
+            scan = supervisor_records.output_scans(result.trusted, f"t.a{call}")
+            if infinity:
+                assert scan == {1: supervisor_records.Scan(0, -1, 1, 70000)}
+                expected[drawn == 70000 // width, 70000 % width] = np.inf
+            else:
+                assert scan == {1: supervisor_records.Scan(0, -1, 0, -1)}
+            got = _floats(result.trusted / f"t.a{call}.1.bin").reshape(4096, width)
+            assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
     finally:
         supervised.remove_trusted(result.trusted)
 

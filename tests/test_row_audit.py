@@ -1,10 +1,14 @@
-"""Row audits (grader/judge/row_audit.py): a problem's declared rows give the full reference's rows, a broken
-declaration is refused at load, and an audited call is caught when a drawn row is wrong or any element anywhere
-is unwritten or not finite."""
+"""Row audits (grader/judge/row_audit.py, grader/run/row_audit.h): a problem's declared rows give the full
+reference's rows, a broken declaration is refused at load, an audited call is caught when a drawn row is wrong
+or the supervisor's scan found any element anywhere unwritten or not finite, and the supervisor's draw takes one
+row of each run, every row at its run's rate (a small program built here against the header itself; needs g++).
+The supervisor's records of a real run are tests/test_supervisor.py's."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +17,7 @@ from grader.judge import check, row_audit
 from grader.problems import audit_rows
 from grader.problems.catalog import list_slugs, load_problem
 from grader.problems.spec import SizeSet, SpecError
+from grader.run import binaries
 from grader.torch_import import torch
 
 DECLARING = [slug for slug in list_slugs() if load_problem(slug).audit_rows is not None]
@@ -74,53 +79,122 @@ def _softmax_call(rows: int = 400):
     size_set = SizeSet(name="rows", sizes={"M": rows, "N": 33})
     arrays = _inputs(problem, size_set)
     right = check.reference_outputs(problem, size_set, arrays)["output"].to(torch.float32).cpu().numpy()
-    return problem, size_set, arrays, right.reshape(-1)
+    return problem, size_set, arrays, right
 
 
-def test_a_right_output_passes_and_a_wrong_drawn_row_is_named(monkeypatch):
+def _records(out: Path, output: np.ndarray, drawn: list[int], scan: str = "1 0 -1 0 -1") -> None:
+    """What the supervisor keeps of audited call "b.a7" of softmax (output: buffer 1): the drawn rows, the scan
+    of the whole output, and those rows of it."""
+    (out / "b.a7.rows.bin").write_bytes(np.asarray(drawn, dtype="<u8").tobytes())
+    (out / "b.a7.scan").write_text(scan + "\n")
+    (out / "b.a7.1.bin").write_bytes(np.ascontiguousarray(output[drawn]).tobytes())
+
+
+def _drawn_64(rows: int = 400) -> list[int]:
+    return [k * rows // 64 for k in range(64)]
+
+
+def test_a_right_output_passes_and_a_wrong_drawn_row_is_named(tmp_path):
     problem, size_set, arrays, right = _softmax_call()
     assert audit_rows.rows_to_draw(400) == 64
-    assert row_audit.wrong_output(problem, size_set, {"output": right.copy()}, arrays) == ""
-    wrong = right.copy().reshape(400, 33)
-    wrong[137] = 1.0 / 33  # finite, plausible, wrong
-    monkeypatch.setattr(row_audit, "draw_rows", lambda count: [5, 137, 399])
-    message = row_audit.wrong_output(problem, size_set, {"output": wrong.reshape(-1)}, arrays)
-    assert message.startswith("output in the 3 rows audited (M = 5, 137, 399;")
-    assert "out of tolerance, first at [1, " in message
+    drawn = _drawn_64()
+    _records(tmp_path, right, drawn)
+    assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays) == ""
+    wrong = right.copy()
+    wrong[drawn[3]] = 1.0 / 33  # finite, plausible, wrong
+    _records(tmp_path, wrong, drawn)
+    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
+    assert message.startswith("returned a wrong output in the 64 rows audited (M = 0, 6, 12, 18, 25, 31, 37, 43, ...;")
+    assert "out of tolerance, first at [3, " in message
 
 
-def test_every_row_wrong_is_caught_whatever_is_drawn():
+def test_what_the_scan_found_anywhere_is_the_verdict_whatever_rows_were_drawn(tmp_path):
     problem, size_set, arrays, right = _softmax_call()
-    message = row_audit.wrong_output(problem, size_set, {"output": np.roll(right, 1)}, arrays)
-    assert message.startswith("output in the 64 rows audited")
-
-
-def test_an_unwritten_element_outside_the_drawn_rows_is_caught(monkeypatch):
-    problem, size_set, arrays, right = _softmax_call()
-    got = right.copy()
-    got.view(np.uint32)[300 * 33 + 7] = check.POISON_BITS
-    got[10] = np.inf
-    monkeypatch.setattr(row_audit, "draw_rows", lambda count: [0, 1, 2])
-    message = row_audit.wrong_output(problem, size_set, {"output": got}, arrays)
+    _records(tmp_path, right, _drawn_64(), scan=f"1 1 {300 * 33 + 7} 1 10")
+    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
     assert message == (
-        "output: 2 of 13200 elements are not a result: 1 never written, first at [300, 7]; "
+        "returned a wrong output: 2 of 13200 elements are not a result: 1 never written, first at [300, 7]; "
         "1 NaN or Inf, first at [0, 10]"
     )
 
 
-def test_few_rows_are_compared_whole():
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        ("rows", "left no output (the audit's rows or scan are missing or malformed)"),
+        ("scan", "left no output (the audit's rows or scan are missing or malformed)"),
+        ("unsorted", "left no output (the audit's rows or scan are missing or malformed)"),
+        ("past", "left no output (the audit's rows or scan are missing or malformed)"),
+        ("output", "left no output"),
+    ],
+)
+def test_a_missing_or_malformed_record_is_named_not_a_crash(tmp_path, damage, said):
+    problem, size_set, arrays, right = _softmax_call()
+    drawn = _drawn_64()
+    _records(tmp_path, right, drawn)
+    if damage in ("rows", "scan"):
+        (tmp_path / f"b.a7.{damage}{'.bin' if damage == 'rows' else ''}").unlink()
+    elif damage == "unsorted":
+        (tmp_path / "b.a7.rows.bin").write_bytes(np.asarray(drawn[::-1], dtype="<u8").tobytes())
+    elif damage == "past":
+        (tmp_path / "b.a7.rows.bin").write_bytes(np.asarray(drawn[:-1] + [400], dtype="<u8").tobytes())
+    else:
+        (tmp_path / "b.a7.1.bin").unlink()
+    assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays) == said
+
+
+def test_few_rows_are_compared_whole(tmp_path):
     problem, size_set, arrays, right = _softmax_call(rows=40)  # fewer than an audit draws: all of them
-    got = right.copy().reshape(40, 33)
+    got = right.copy()
     got[39, 32] += 0.5
-    message = row_audit.wrong_output(problem, size_set, {"output": got.reshape(-1)}, arrays)
-    assert message.startswith("output: 1 of 1320 elements wrong") and "first at [39, 32]" in message
+    (tmp_path / "b.a7.1.bin").write_bytes(got.tobytes())
+    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
+    assert message.startswith("returned a wrong output: 1 of 1320 elements wrong") and "first at [39, 32]" in message
 
 
-def test_the_draw_takes_one_row_of_each_run_and_reaches_every_row_at_its_runs_rate():
+def test_the_request_gives_each_output_its_rows_and_a_small_benchmark_none():
+    problem = load_problem("matmul")  # C is [M, N]: rows of M, N elements each
+    sizes = {"M": 4096, "N": 512, "K": 64}
+    outputs = {"C": problem.shape(problem.output_params[0], sizes)}
+    assert audit_rows.row_layout(problem.audit_rows, sizes, outputs) == (4096, 256, [(1, 512)])
+    assert audit_rows.row_layout(problem.audit_rows, {**sizes, "M": 64}, outputs) == (0, 0, [])
+
+
+DRAW = r"""
+#include "row_audit.h"
+int main(int argc, char** argv) {
+    const uint64_t rows = std::strtoull(argv[1], nullptr, 10), drawn = std::strtoull(argv[2], nullptr, 10);
+    for (int t = 0, trials = std::atoi(argv[3]); t < trials; ++t) {
+        for (uint64_t r : kjs::draw_rows(rows, drawn)) std::printf("%llu ", (unsigned long long)r);
+        std::printf("\n");
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def draw(tmp_path_factory) -> Path:
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
+    folder = tmp_path_factory.mktemp("rows")
+    (folder / "draw.cpp").write_text(DRAW)
+    subprocess.run(
+        ["g++", "-O2", "-std=c++17", "-I", str(binaries.RUN_SOURCES), "-I", str(binaries.BOUNDARY_SOURCES),
+         "-o", str(folder / "draw"), str(folder / "draw.cpp")],
+        check=True,
+    )  # fmt: skip
+    return folder / "draw"
+
+
+def _draws(draw: Path, rows: int, drawn: int, trials: int) -> np.ndarray:
+    out = subprocess.run([str(draw), str(rows), str(drawn), str(trials)], capture_output=True, text=True, check=True)
+    return np.array([line.split() for line in out.stdout.splitlines()], dtype=np.int64)
+
+
+def test_the_draw_takes_one_row_of_each_run_and_reaches_every_row_at_its_runs_rate(draw):
     runs = np.arange(65) * 200 // 64  # 200 rows in 64 runs of 3 or 4 consecutive rows
     counts = np.zeros(200)
-    for _ in range(400):
-        rows = row_audit.draw_rows(200)
+    for rows in _draws(draw, 200, 64, 400):
         assert len(rows) == 64 and (np.searchsorted(runs, rows, side="right") - 1 == np.arange(64)).all()
         counts[rows] += 1
     # a row of a run of n is drawn with probability 1/n: 133 or 100 times in 400 draws, sd 9.4 or 8.7; a draw
@@ -129,7 +203,7 @@ def test_the_draw_takes_one_row_of_each_run_and_reaches_every_row_at_its_runs_ra
     assert (np.abs(counts - expected) < 5 * np.sqrt(expected)).all(), counts
 
 
-def test_a_draw_of_millions_of_rows_is_one_row_a_run_in_order():
-    rows = row_audit.draw_rows(67_108_864)
+def test_a_draw_of_millions_of_rows_is_one_row_a_run_in_order(draw):
+    (rows,) = _draws(draw, 67_108_864, 4_194_304, 1)
     assert (rows // 16 == np.arange(4_194_304)).all()  # runs of exactly 16 rows here
-    assert len(rows) == 4_194_304 and rows[0] >= 0 and rows[-1] < 67_108_864 and (np.diff(rows) > 0).all()
+    assert rows[0] >= 0 and rows[-1] < 67_108_864 and (np.diff(rows) > 0).all()

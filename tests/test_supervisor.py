@@ -93,12 +93,13 @@ def _library(folder: Path, source: str) -> Path:
     return folder / "lib.so"
 
 
-def _request(key: int, count: int, mode: str = "check 2") -> str:
+def _request(key: int, count: int, mode: str = "check 2", rows: str = "rows 0 0") -> str:
+    """One case "t" of `count` floats in and out; a benchmark's `rows`: its row audit's line (request.py)."""
     k0, k1 = gen.key_words(key)
     low, scale = gen.float32_bits(-1.0), gen.float32_bits(2.0)
     return (
         f"case t {mode.split()[0]} {k0:x} {k1:x} {' '.join(mode.split()[1:])}\nints 1 {count}\nbuffers 2\n"
-        f"in f32 {count} {low} {scale}\nout f32 {count}\nend\n"
+        f"in f32 {count} {low} {scale}\nout f32 {count}\n" + (f"{rows}\n" if mode.startswith("bench") else "") + "end\n"
     )
 
 
@@ -165,6 +166,46 @@ def test_the_audited_calls_are_a_draw_of_the_samples_and_only_theirs_are_kept(fo
         assert kept == audits  # the calls a later sample took the place of were removed
         for call in audits:
             assert (result.trusted / f"t.a{call}.1.bin").stat().st_size == count * 4
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+# A copy that leaves the last element unwritten and writes +Inf at element 70 000 (row 1093 of 64-element rows).
+COPY_UNFINISHED = r"""
+#include <cmath>
+#include <cstring>
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    std::memcpy(p[1], p[0], sizeof(float) * (n[0] - 1));
+    static_cast<float*>(p[1])[70000] = INFINITY;
+}
+"""
+
+
+@pytest.mark.parametrize("unfinished", [False, True])
+def test_a_row_audit_keeps_one_drawn_row_a_run_and_scans_every_element(folders, unfinished):
+    count, rows, width = 1 << 17, 2048, 64  # the output as [1, 2048, 64]: an audit keeps 128 rows, one in 16
+    key = secrets.randbits(128)
+    request = _request(key, count, "bench 10 12 20000 3", f"rows {rows} 128 1 {width}")
+    result = _run(folders, COPY_UNFINISHED if unfinished else COPY, request, count)
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
+        assert len(audits) == 3
+        for call in audits:
+            drawn = supervisor_records.drawn_rows(result.trusted, f"t.a{call}", 128)
+            assert drawn is not None and (drawn // 16 == np.arange(128)).all()
+            got = _floats(result.trusted / f"t.a{call}.1.bin").reshape(128, width)
+            sent = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
+            expected = sent.reshape(rows, width)[drawn]
+            scan = supervisor_records.output_scans(result.trusted, f"t.a{call}")
+            if unfinished:
+                assert scan == {1: supervisor_records.Scan(1, count - 1, 1, 70000)}
+                expected[drawn == 70000 // width, 70000 % width] = np.inf
+                expected[drawn == rows - 1, width - 1] = got[drawn == rows - 1, width - 1]  # the poison, if drawn
+            else:
+                assert scan == {1: supervisor_records.Scan(0, -1, 0, -1)}
+            assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+        assert not list(result.trusted.glob("t.a*.0.bin"))  # outputs only
     finally:
         supervised.remove_trusted(result.trusted)
 

@@ -234,6 +234,21 @@ KJ_HD inline void write_poison(Dtype d, void* base, size_t i) {
         static_cast<uint32_t*>(base)[i] = POISON_F32;
 }
 
+// What element i of an output of type `d` holds: 0 a number, 1 the poison (never written), 2 a NaN or an
+// infinity the program wrote. Every integer is a number (an unwritten one shows where its value is compared).
+KJ_HD inline int element_state(Dtype d, const void* base, size_t i) {
+    if (d == Dtype::F32) {
+        const uint32_t v = static_cast<const uint32_t*>(base)[i];
+        return v == POISON_F32 ? 1 : (v & 0x7F800000u) == 0x7F800000u ? 2 : 0;
+    }
+    if (d == Dtype::F16 || d == Dtype::BF16) {
+        const uint16_t v = static_cast<const uint16_t*>(base)[i];
+        const uint16_t exponent = d == Dtype::F16 ? 0x7C00 : 0x7F80;
+        return v == (d == Dtype::F16 ? POISON_F16 : POISON_BF16) ? 1 : (v & exponent) == exponent ? 2 : 0;
+    }
+    return 0;
+}
+
 // A whole input on the host.
 inline void fill(Dtype d, void* base, size_t n, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
 #pragma omp parallel for schedule(static)

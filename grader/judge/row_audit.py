@@ -1,81 +1,102 @@
 """The audit of one timed call: its outputs against the float64 reference for its inputs.
 
 Where the problem declares its rows (problem.yaml's audit_rows, grader/problems/audit_rows.py) and a benchmark
-has more of them than an audit checks, every element of every output must still be written and finite, and the
-reference runs on rows drawn here, after the run, with the operating system's randomness: the submission's
-processes are gone before the draw, so no call can know which of its rows will be read. Elsewhere the whole
-output is compared, as in a test.
+has more of them than an audit checks, the trusted supervisor drew the rows once the benchmark's calls were over,
+scanned every element of every output, and kept only the drawn rows (grader/run/row_audit.h): every element must
+still be written and finite, and the reference runs on the drawn rows alone. Elsewhere the whole output was kept
+and is compared, as in a test.
 """
 
 from __future__ import annotations
 
-import secrets
+import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
-from grader.judge import check
+from grader.judge import check, supervisor_records
 from grader.problems.audit_rows import rows_to_draw
 from grader.problems.spec import Problem, SizeSet
 from grader.torch_import import torch
 
 
-def draw_rows(count: int) -> np.ndarray:
-    """The rows (of `count`) an audit checks, in order: the rows are cut into R runs of consecutive rows (R =
-    rows_to_draw, runs of equal length but for one row) and one row is drawn uniformly in each, by a generator
-    seeded with 128 bits of the operating system's randomness. Every row is drawn with probability 1/(its run's
-    length), at least R/rows rounded down a row, and the draw costs O(R): a sample of R = rows/16 rows through
-    SystemRandom, a system call per random number, took 6 s on a 67-million-element output."""
-    drawn = rows_to_draw(count)  # as many as there are rows: runs of one, every row
-    edges = np.arange(drawn + 1, dtype=np.int64) * count // drawn
-    return edges[:-1] + np.random.default_rng(secrets.randbits(128)).integers(0, edges[1:] - edges[:-1])
-
-
-def wrong_output(
-    problem: Problem, size_set: SizeSet, got: dict[str, np.ndarray], arrays: dict[str, torch.Tensor]
-) -> str:
-    """'' when the call's outputs `got` are right for its inputs `arrays`; else "PARAM...: what is wrong"."""
-    atol, rtol = problem.tolerances_for(size_set)
-    sizes = size_set.sizes
+def row_audited(problem: Problem, size_set: SizeSet) -> bool:
+    """Whether a benchmark's audits keep drawn rows rather than whole outputs."""
     audit = problem.audit_rows
-    if audit is None or rows_to_draw(sizes[audit.size]) == sizes[audit.size]:
+    return audit is not None and rows_to_draw(size_set.sizes[audit.size]) < size_set.sizes[audit.size]
+
+
+def wrong_call(problem: Problem, size_set: SizeSet, out: Path, stem: str, arrays: dict[str, torch.Tensor]) -> str:
+    """'' when the audited call STEM's outputs in `out` are right for its inputs `arrays`; else what the call
+    did, as "returned a wrong PARAM...: what" or "left no output" (its records missing). TamperedOutput if an
+    output file is odd."""
+    if not row_audited(problem, size_set):
+        got = check.read_call(problem, size_set, out, stem, only_outputs=True)
+        if got is None:
+            return "left no output"
         reference = check.reference_outputs(problem, size_set, arrays)
         for param in problem.output_params:
-            result = check.compare(got[param.name], reference[param.name], atol, rtol)
+            result = check.compare(got[param.name], reference[param.name], *problem.tolerances_for(size_set))
             if not result.ok:
-                return f"{param.name}: {result.message}"
+                return f"returned a wrong {param.name}: {result.message}"
         return ""
-    for param in problem.output_params:
-        unfinished = _unfinished(got[param.name].reshape(problem.shape(param, sizes)))
+    return _wrong_rows(problem, size_set, out, stem, arrays)
+
+
+def _wrong_rows(problem: Problem, size_set: SizeSet, out: Path, stem: str, arrays: dict[str, torch.Tensor]) -> str:
+    """wrong_call for a row-audited benchmark: the scan of the whole outputs, then the drawn rows."""
+    audit = problem.audit_rows
+    assert audit is not None
+    sizes = size_set.sizes
+    count = sizes[audit.size]
+    rows = supervisor_records.drawn_rows(out, stem, rows_to_draw(count))
+    scans = supervisor_records.output_scans(out, stem)
+    if rows is None or rows[-1] >= count or scans is None:
+        return "left no output (the audit's rows or scan are missing or malformed)"
+    got = {}
+    for index, param in enumerate(problem.pointer_params):
+        if param.role != "output":
+            continue
+        shape = problem.shape(param, sizes)
+        scan = scans.get(index)
+        if scan is None:
+            return f"left no output (the audit's scan of {param.name} is missing)"
+        unfinished = _unfinished(scan, shape)
         if unfinished:
-            return f"{param.name}: {unfinished}"
-    rows = draw_rows(sizes[audit.size])
+            return f"returned a wrong {param.name}: {unfinished}"
+        drawn_shape = list(shape)
+        drawn_shape[audit.axes[param.name]] = len(rows)
+        values = check.read_buffer(out / f"{stem}.{index}.bin", math.prod(drawn_shape), param.dtype)
+        if values is None:
+            return "left no output"
+        got[param.name] = values.reshape(drawn_shape)
     reference = reference_on_rows(problem, size_set, arrays, rows)
     for param in problem.output_params:
-        mine = np.take(got[param.name].reshape(problem.shape(param, sizes)), rows, axis=audit.axes[param.name])
-        result = check.compare(np.ascontiguousarray(mine), reference[param.name], atol, rtol)
+        result = check.compare(got[param.name].reshape(-1), reference[param.name], *problem.tolerances_for(size_set))
         if not result.ok:
             shown = ", ".join(map(str, rows[:8])) + (", ..." if len(rows) > 8 else "")
             return (
-                f"{param.name} in the {len(rows)} rows audited ({audit.size} = {shown}; the indices below count "
+                f"returned a wrong {param.name} in the {len(rows)} rows audited ({audit.size} = {shown}; the indices below count "
                 f"within them): {result.message}"
             )
     return ""
 
 
-def _unfinished(values: np.ndarray) -> str:
-    """What of an output is not a finished number: elements never written (the judge's poison), NaN, Inf. Every
-    int32 is a number: an unwritten one shows in the rows compared."""
-    bad = ~np.isfinite(check.widened(values.reshape(-1)))
-    if not bad.any():
+def _unfinished(scan: supervisor_records.Scan, shape: tuple[int, ...]) -> str:
+    """What the supervisor's scan found of an output that is not a finished number: elements never written (the
+    judge's poison), NaN, Inf. Every int32 is a number: an unwritten one shows in the rows compared."""
+    if not scan.unwritten and not scan.bad:
         return ""
-    unwritten = check.poisoned(values)
     parts = [
-        f"{int(mask.sum())} {what}, first at {check.index_text(int(mask.argmax()), values.shape)}"
-        for mask, what in ((unwritten, "never written"), (bad & ~unwritten, "NaN or Inf"))
-        if mask.any()
+        f"{count} {what}, first at {check.index_text(first, shape)}"
+        for count, first, what in (
+            (scan.unwritten, scan.first_unwritten, "never written"),
+            (scan.bad, scan.first_bad, "NaN or Inf"),
+        )
+        if count
     ]
-    return f"{int(bad.sum())} of {values.size} elements are not a result: " + "; ".join(parts)
+    return f"{scan.unwritten + scan.bad} of {math.prod(shape)} elements are not a result: " + "; ".join(parts)
 
 
 def reference_on_rows(

@@ -7,14 +7,17 @@ depends on the same row of some inputs and on the whole of the others), problem.
     audit_rows: {size: M, axes: {A: 0, C: 0}}      # matmul: row i of C needs row i of A and all of B
 
 `axes` names each sliced buffer with the axis that runs over `size` (every output must be named; an input not
-named is passed whole). The audit then draws rows after the run (grader/judge/row_audit.py) and runs the
-reference on those rows alone, with `size` set to how many were drawn. tests/test_row_audit.py checks, for every
-problem that declares it, that the sliced reference gives the full reference's rows.
+named is passed whole). Once a benchmark's calls are over, the trusted supervisor draws the rows of each audited
+call, scans its whole outputs for elements never written or not finite, and keeps only the drawn rows
+(grader/run/row_audit.h); the grader runs the reference on those rows alone, with `size` set to how many were
+drawn (grader/judge/row_audit.py). tests/test_row_audit.py checks, for every problem that declares it, that the
+sliced reference gives the full reference's rows.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,3 +54,16 @@ def faults_of(audit: AuditRows, shapes: dict[str, list[str | int]], outputs: lis
 def rows_to_draw(rows: int) -> int:
     """How many of `rows` rows an audit checks."""
     return min(rows, max(MIN_ROWS, math.ceil(rows / ROW_FRACTION)))
+
+
+def row_layout(
+    audit: AuditRows | None, sizes: Mapping[str, int], outputs: Mapping[str, Sequence[int]]
+) -> tuple[int, int, list[tuple[int, int]]]:
+    """(rows, rows drawn, (outer, inner) of each output of `outputs`: name -> shape, in buffer order) of a
+    benchmark's audit at these sizes, each output seen as [outer, rows, inner]; (0, 0, []) where the outputs are
+    compared whole (no audit_rows, or no more rows than an audit checks)."""
+    if audit is None or rows_to_draw(sizes[audit.size]) == sizes[audit.size]:
+        return 0, 0, []
+    split = [(shape[: audit.axes[name]], shape[audit.axes[name] + 1 :]) for name, shape in outputs.items()]
+    rows = sizes[audit.size]
+    return rows, rows_to_draw(rows), [(math.prod(before), math.prod(after)) for before, after in split]

@@ -37,7 +37,12 @@ HARNESS_SOURCES = Path(harness.__file__).parent  # the untrusted side: the worke
 # (protocol.h), the input generator (generator.h) and the CUDA driver calls (cuda_driver.h).
 BOUNDARY_SOURCES = RUN_SOURCES.parent / "boundary"
 BOUNDARY_HEADERS = tuple(BOUNDARY_SOURCES / name for name in ("protocol.h", "generator.h", "cuda_driver.h"))
-SUPERVISOR_HEADERS = (RUN_SOURCES / "guards.h", RUN_SOURCES / "supervision.h", *BOUNDARY_HEADERS)
+SUPERVISOR_HEADERS = (
+    RUN_SOURCES / "guards.h",
+    RUN_SOURCES / "supervision.h",
+    RUN_SOURCES / "row_audit.h",
+    *BOUNDARY_HEADERS,
+)
 WORKER_HEADERS = (HARNESS_SOURCES / "seccomp.h", *BOUNDARY_HEADERS)
 
 

@@ -33,12 +33,14 @@
 // After the clock stops, a kernel checks every guard of the call's sets (a write past either end of a buffer ends
 // the run with its record), and the audits are drawn with getrandom() (Audits, supervision.h): a sample taken is
 // copied from the snapshot into one of the audit slots, device memory of the supervisor's own, and only the
-// slots' last contents reach the trusted folder, where every record is written.
+// slots' last contents reach the trusted folder, where every record is written: whole, or for a row-audited
+// problem only the rows drawn once the calls are over, with a scan of every element (row_audit.h).
 //
 // Usage: cuda_supervisor CONTROL_FD PIDFD, the request (supervision.h) on stdin.
 #include <sys/stat.h>
 
 #include "cuda_driver.h"
+#include "row_audit.h"
 #include "supervision.h"
 
 namespace {
@@ -292,6 +294,68 @@ void keep(const Case& c, int set, const std::string& stem, bool outputs_only, ch
         check(cudaMemcpy(host.data(), at(c, set, j, from), host.size(), cudaMemcpyDeviceToHost), "keeping the outputs");
         write_file(stem + "." + std::to_string(j) + ".bin", host.data(), host.size(), false);
     }
+}
+
+// Counts, in one output of an audited call, the elements never written and the NaN and Inf the program wrote,
+// with the first index of each (row_audit.h).
+__global__ void scan_kernel(const char* base, size_t n, kjg::Dtype dtype, Unfinished* found) {
+    unsigned long long unwritten = 0, first_unwritten = ~0ull, bad = 0, first_bad = ~0ull;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const int state = kjg::element_state(dtype, base, i);
+        if (state == 1 && unwritten++ == 0) first_unwritten = i;
+        if (state == 2 && bad++ == 0) first_bad = i;
+    }
+    if (unwritten) atomicAdd(&found->unwritten, unwritten), atomicMin(&found->first_unwritten, first_unwritten);
+    if (bad) atomicAdd(&found->bad, bad), atomicMin(&found->first_bad, first_bad);
+}
+
+// The drawn rows of one output ([outer, rows, inner], rows of row_bytes) into `to`, as [outer, drawn, inner].
+__global__ void gather_kernel(const char* from, char* to, uint64_t outer, uint64_t rows, uint64_t row_bytes,
+                              const uint64_t* drawn, uint64_t count) {
+    const uint64_t total = outer * count * row_bytes;
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < total; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t row = i / row_bytes, k = row % count, o = row / count;
+        to[i] = from[(o * rows + drawn[k]) * row_bytes + i % row_bytes];
+    }
+}
+
+// An audited call's outputs (slot `slot` of the audits' slots) into the trusted folder once the benchmark's calls
+// are over: whole, or for a row-audited case the rows drawn now, with the scan of every element (row_audit.h).
+// The snapshot, no longer needed by then, holds each output's gathered rows on their way out.
+void keep_audit(const Case& c, int slot, const std::string& stem) {
+    if (!c.rows_drawn) return keep(c, slot, stem, true, g_audit_slots);
+    const std::vector<uint64_t> drawn = draw_rows(c.rows, c.rows_drawn);
+    std::vector<Unfinished> scans;
+    for (const Buffer& b : c.buffers) if (!b.is_input) scans.emplace_back();
+    uint64_t* rows = nullptr;
+    Unfinished* found = nullptr;
+    check(cudaMalloc(&rows, drawn.size() * sizeof(uint64_t)), "drawing the audited rows");
+    check(cudaMalloc(&found, scans.size() * sizeof(Unfinished)), "scanning the audited outputs");
+    check(cudaMemcpyAsync(rows, drawn.data(), drawn.size() * sizeof(uint64_t), cudaMemcpyHostToDevice, g_stream),
+          "drawing the audited rows");
+    check(cudaMemcpyAsync(found, scans.data(), scans.size() * sizeof(Unfinished), cudaMemcpyHostToDevice, g_stream),
+          "scanning the audited outputs");
+    std::vector<char> host;
+    for (size_t j = 0, next = 0; j < c.buffers.size(); ++j) {
+        const Buffer& b = c.buffers[j];
+        if (b.is_input) continue;
+        const char* output = at(c, slot, j, g_audit_slots);
+        scan_kernel<<<1024, 256, 0, g_stream>>>(output, b.count, b.dtype, found + next++);
+        const uint64_t row_bytes = b.inner * bytes(b);
+        host.resize(b.outer * drawn.size() * row_bytes);
+        gather_kernel<<<1024, 256, 0, g_stream>>>(output, g_snapshot, b.outer, c.rows, row_bytes, rows, drawn.size());
+        check(cudaGetLastError(), "keeping the audited rows");
+        check(cudaMemcpyAsync(host.data(), g_snapshot, host.size(), cudaMemcpyDeviceToHost, g_stream),
+              "keeping the audited rows");
+        check(cudaStreamSynchronize(g_stream), "keeping the audited rows");
+        write_file(stem + "." + std::to_string(j) + ".bin", host.data(), host.size(), false);
+    }
+    check(cudaMemcpyAsync(scans.data(), found, scans.size() * sizeof(Unfinished), cudaMemcpyDeviceToHost, g_stream),
+          "scanning the audited outputs");
+    check(cudaStreamSynchronize(g_stream), "scanning the audited outputs");
+    check(cudaFree(rows), "drawing the audited rows");
+    check(cudaFree(found), "scanning the audited outputs");
+    write_row_records(c, stem, drawn, scans);
 }
 
 // Reads a buffer twice the L2's size so no input or output is cached when a timed call starts (reading, not
@@ -683,7 +747,7 @@ Fate run_bench(const Case& c, const Calibration& cal) {
         lines.push_back(format_times(this_call, claimed, tail));
     }
     for (size_t slot = 0; slot < audits.kept().size(); ++slot)
-        keep(c, (int)slot, c.name + ".a" + std::to_string(audits.kept()[slot]), true, g_audit_slots);
+        keep_audit(c, (int)slot, c.name + ".a" + std::to_string(audits.kept()[slot]));
     std::string rests;  // work_ms:rest_ms:spread_ms of each calibrated length, for whoever reads the record
     for (const RestAt& r : cal.rests) {
         char point[64];

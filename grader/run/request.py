@@ -6,6 +6,7 @@ runs. Each buffer names its element type, so inputs are generated and outputs po
   [jit BUDGET_MS]
   case NAME check SECRET DRAWS | case NAME bench SECRET MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
+  (bench only) rows ROWS DRAWN   then, where DRAWN is not 0, OUTER INNER for each output in buffer order
   ... more cases ...   end
 `jit` asks a supervisor for the JIT stage (tracks whose Track has `jit_stage`; supervised requests only): one
 untimed call per distinct size set before the first case, within BUDGET_MS (docs/timing.md, "The JIT stage").
@@ -16,7 +17,8 @@ DTYPE is the buffer's element type (grader/problems/dtypes.py; generator.h says 
                   f16, bf16 and e4m3 (saturating to +-448);
   i32, i8         LOW_BITS is low as a two's-complement 32-bit word, SCALE_BITS the count high - low (>= 1):
                   the value is low + (hash % count), an integer in [low, high).
-All numbers are decimal; COUNT is the number of elements (bytes = COUNT * 4 for f32 and i32, * 2 for f16 and bf16,
+`rows`: a row-audited benchmark's outputs are each [OUTER, ROWS, INNER], and an audit keeps DRAWN of the rows
+(grader/problems/audit_rows.py row_layout; 0 0: outputs kept whole). All numbers are decimal; COUNT is the number of elements (bytes = COUNT * 4 for f32 and i32, * 2 for f16 and bf16,
 * 1 for i8 and e4m3).
 """
 
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader import settings, tracks
+from grader.problems import audit_rows
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
 
@@ -99,5 +102,9 @@ def build(problem: Problem, track: str, cases: list[Case]) -> str:
                 lines.append(f"in {dtype} {count} {low_bits} {scale_bits}")
             else:
                 lines.append(f"out {dtype} {count}")
+        if case.kind == "bench":
+            outputs = {p.name: problem.shape(p, sizes) for p in problem.pointer_params if p.role == "output"}
+            rows, drawn, layout = audit_rows.row_layout(problem.audit_rows, sizes, outputs)
+            lines.append(" ".join(["rows", str(rows), str(drawn), *(f"{outer} {inner}" for outer, inner in layout)]))
     lines.append("end")
     return "\n".join(lines) + "\n"

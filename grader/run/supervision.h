@@ -12,6 +12,7 @@
 //   [jit BUDGET_MS]   (the JIT stage: tracks whose kernels compile on their first call; run_jit_stage)
 //   case NAME check K0 K1 DRAWS | case NAME bench K0 K1 MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
 //   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
+//   (bench only) rows ROWS DRAWN   then, where DRAWN is not 0, for each output: OUTER INNER
 //   ... more cases ...   end
 // (K0 K1: the case's 128-bit key as two hex words.) Exit status of a supervisor: 0 whatever the worker did (its
 // fate is in the records); 70 a bad request or a failure of the supervisor itself; 74 the trusted folder could
@@ -65,6 +66,7 @@ struct Buffer {
     size_t count = 0;
     uint32_t low_bits = 0, scale_bits = 0;
     size_t offset = 0;
+    uint64_t outer = 0, inner = 0;  // an output of a row-audited case: its elements as [outer, Case::rows, inner]
 };
 
 inline size_t bytes(const Buffer& b) { return kjg::element_bytes(b.dtype); }
@@ -78,6 +80,7 @@ struct Case {
     std::vector<Buffer> buffers;
     std::vector<kjguard::Range> guards;  // around every buffer of one set (guards.h)
     size_t set_bytes = 0;                // one set of the case's buffers with their guards
+    uint64_t rows = 0, rows_drawn = 0;   // a benchmark's rows and how many an audit checks (row_audit.h); 0: whole
 };
 
 // --- the trusted folder: every write checked, a failure is the judge's (exit 74) ----------------------------
@@ -101,11 +104,6 @@ inline void write_file(const std::string& name, const void* data, size_t bytes, 
 inline void append_line(const std::string& name, const std::string& line) {
     std::string text = line + "\n";
     write_file(name, text.data(), text.size(), true);
-}
-
-inline void remove_file(const std::string& name) {
-    if (unlinkat(g_outdir, name.c_str(), 0) != 0 && errno != ENOENT)
-        die(EXIT_DISK, "cannot remove " + name + " from the trusted folder: " + std::strerror(errno));
 }
 
 // --- clocks and randomness -------------------------------------------------------------------------------
@@ -138,6 +136,19 @@ struct Request {
     std::vector<Case> cases;
 };
 
+// A benchmark's "rows ROWS DRAWN" and, where DRAWN is not 0, "OUTER INNER" for each output in order: every
+// output is [OUTER, ROWS, INNER] and an audit checks DRAWN of the rows (row_audit.h).
+inline void read_rows(std::istream& in, Case* c) {
+    std::string word;
+    in >> word >> c->rows >> c->rows_drawn;
+    if (word != "rows" || c->rows_drawn > c->rows) die(EXIT_INTERNAL, "malformed rows in the request");
+    for (Buffer& b : c->buffers)
+        if (c->rows_drawn && !b.is_input) {
+            in >> b.outer >> b.inner;
+            if (!in || b.outer * c->rows * b.inner != b.count) die(EXIT_INTERNAL, "malformed rows in the request");
+        }
+}
+
 inline Case read_case(std::istream& in) {
     Case c;
     in >> c.name >> c.mode >> std::hex >> c.k0 >> c.k1 >> std::dec;
@@ -167,6 +178,7 @@ inline Case read_case(std::istream& in) {
         data_bytes.push_back(b.count * bytes(b));
         widths.push_back((uint32_t)bytes(b));
     }
+    if (c.mode == "bench") read_rows(in, &c);
     if (!in) die(EXIT_INTERNAL, "malformed request");
     const kjguard::Layout layout = kjguard::lay_out(data_bytes, widths);
     for (size_t j = 0; j < c.buffers.size(); ++j) c.buffers[j].offset = layout.offsets[j];

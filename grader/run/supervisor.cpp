@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "row_audit.h"
 #include "supervision.h"
 
 namespace {
@@ -73,12 +74,47 @@ Fate check_guards(const Case& c, uint64_t call) {
     return judge_guards(c, call, kjguard::scan(reinterpret_cast<unsigned char*>(g_region), 0, c.guards, g_canary_salt));
 }
 
-void keep(const Case& c, const std::string& stem, bool outputs_only) {
+// Every buffer of a call (its outputs, and its inputs as they came back) into the trusted folder.
+void keep(const Case& c, const std::string& stem) {
     for (size_t j = 0; j < c.buffers.size(); ++j) {
-        if (outputs_only && c.buffers[j].is_input) continue;
         write_file(stem + "." + std::to_string(j) + ".bin", buffer(c.buffers[j]), c.buffers[j].count * bytes(c.buffers[j]),
                    false);
     }
+}
+
+// An audited call's outputs (in buffer order), copied out of the shared buffers when the draw took it (Audits).
+using Outputs = std::vector<std::vector<char>>;
+
+Outputs copy_outputs(const Case& c) {
+    Outputs kept;
+    for (const Buffer& b : c.buffers)
+        if (!b.is_input) {
+            const char* from = static_cast<const char*>(buffer(b));
+            kept.emplace_back(from, from + b.count * bytes(b));
+        }
+    return kept;
+}
+
+// An audited call's outputs into the trusted folder once the benchmark's calls are over: whole, or for a
+// row-audited case the rows drawn now, with the scan of every element (row_audit.h).
+void keep_audit(const Case& c, const Outputs& kept, const std::string& stem) {
+    const std::vector<uint64_t> drawn = c.rows_drawn ? draw_rows(c.rows, c.rows_drawn) : std::vector<uint64_t>{};
+    std::vector<Unfinished> scans;
+    size_t next = 0;
+    for (size_t j = 0; j < c.buffers.size(); ++j) {
+        const Buffer& b = c.buffers[j];
+        if (b.is_input) continue;
+        const std::vector<char>& data = kept.at(next++);
+        const std::string name = stem + "." + std::to_string(j) + ".bin";
+        if (!c.rows_drawn) {
+            write_file(name, data.data(), data.size(), false);
+            continue;
+        }
+        scans.push_back(scan_output(b, data.data()));
+        const std::vector<char> rows = gather_rows(b, c.rows, drawn, data.data());
+        write_file(name, rows.data(), rows.size(), false);
+    }
+    if (c.rows_drawn) write_row_records(c, stem, drawn, scans);
 }
 
 volatile unsigned g_flush_sink;  // keeps the flush's loads
@@ -108,7 +144,7 @@ Fate run_check(const Case& c) {
         if (fate == Fate::OK) fate = check_guards(c, (uint64_t)draw);
         if (fate != Fate::OK) return fate;
         append_line("progress", "returned " + c.name + " " + std::to_string(draw));
-        keep(c, c.name + ".d" + std::to_string(draw), false);
+        keep(c, c.name + ".d" + std::to_string(draw));
         append_line(c.name + ".calls", format_call((uint64_t)draw, ms));
     }
     return Fate::OK;
@@ -117,7 +153,7 @@ Fate run_check(const Case& c) {
 // samples until the median is known to TARGET_RSE or the budget is spent, then a random tail (one_more_sample).
 // Every call gets fresh inputs, NaN outputs, fresh guards and a cold cache, and its guards are checked after
 // it. The audited samples are drawn as the calls return (Audits, supervision.h): a sample taken has its outputs
-// kept in the trusted folder, and the call whose slot it took has its own removed.
+// copied into its slot, in place of the call whose slot it took; the slots reach the trusted folder at the end.
 Fate run_bench(const Case& c) {
     const double started = now_ms();
     auto spent_ms = [&] { return now_ms() - started; };
@@ -130,6 +166,7 @@ Fate run_bench(const Case& c) {
     }
     uint64_t index = 0;
     Audits audits(c.audits);
+    std::vector<Outputs> slots(audits.size());
     std::vector<std::string> lines;
     auto one_call = [&](bool sample, double* ms) {
         prepare(c, index);
@@ -138,13 +175,7 @@ Fate run_bench(const Case& c) {
         if (fate == Fate::OK) fate = check_guards(c, index);
         if (fate != Fate::OK) return fate;
         const Audits::Take take = sample ? audits.offer(index) : Audits::Take{};
-        if (take.slot >= 0) {
-            if (take.drops)
-                for (size_t j = 0; j < c.buffers.size(); ++j)
-                    if (!c.buffers[j].is_input)
-                        remove_file(c.name + ".a" + std::to_string(take.dropped) + "." + std::to_string(j) + ".bin");
-            keep(c, c.name + ".a" + std::to_string(index), true);
-        }
+        if (take.slot >= 0) slots[take.slot] = copy_outputs(c);
         ++index;
         return Fate::OK;
     };
@@ -177,6 +208,8 @@ Fate run_bench(const Case& c) {
         samples.push_back(ms);
         lines.push_back(format_call(this_call, ms));
     }
+    for (size_t slot = 0; slot < audits.kept().size(); ++slot)
+        keep_audit(c, slots[slot], c.name + ".a" + std::to_string(audits.kept()[slot]));
     char header[200];
     std::snprintf(header, sizeof header, "mode single batch 1 overhead_ms %.6f tail_overhead_ms 0.000000 warmup %d",
                   median_of(empty), warmup);
