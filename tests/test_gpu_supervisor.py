@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from supervised_runs import HONEST, SPIN_COPY, TIMER_PATCH, claim_and_judge, request_text, run
 
-from grader.judge import benchmarks, supervisor_records
+from grader.judge import benchmarks, row_audit, supervisor_records
 from grader.run import inputs as gen
 from grader.run import supervised
 
@@ -177,11 +177,13 @@ def test_a_row_audit_keeps_one_drawn_row_a_run_and_scans_every_element(folders, 
         audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
         assert len(audits) == 3
         for call in audits:
-            drawn = supervisor_records.drawn_rows(result.trusted, f"t.a{call}", 4096)
-            assert drawn is not None and (drawn // 16 == np.arange(4096)).all()
+            record = supervisor_records.audit_scan(result.trusted, f"t.a{call}")
+            assert record is not None
+            seed, scan = record
+            drawn = row_audit.drawn_rows(seed, rows, 4096)
+            assert (drawn // 16 == np.arange(4096)).all()
             sent = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
             expected = sent.reshape(rows, width)[drawn]
-            scan = supervisor_records.output_scans(result.trusted, f"t.a{call}")
             if infinity:
                 assert scan == {1: supervisor_records.Scan(0, -1, 1, 70000)}
                 expected[drawn == 70000 // width, 70000 % width] = np.inf

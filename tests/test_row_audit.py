@@ -6,6 +6,7 @@ The supervisor's records of a real run are tests/test_supervisor.py's."""
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import subprocess
 from pathlib import Path
@@ -82,35 +83,35 @@ def _softmax_call(rows: int = 400):
     return problem, size_set, arrays, right
 
 
-def _records(out: Path, output: np.ndarray, drawn: list[int], scan: str = "1 0 -1 0 -1") -> None:
-    """What the supervisor keeps of audited call "b.a7" of softmax (output: buffer 1): the drawn rows, the scan
-    of the whole output, and those rows of it."""
-    (out / "b.a7.rows.bin").write_bytes(np.asarray(drawn, dtype="<u8").tobytes())
-    (out / "b.a7.scan").write_text(scan + "\n")
+def _records(out: Path, output: np.ndarray, seed: int, scan: str = "1 0 -1 0 -1") -> list[int]:
+    """What the supervisor keeps of audited call "b.a7" of softmax (output: buffer 1): the seed and the scan of
+    the whole output, and the rows of it the seed picks; those rows."""
+    drawn = row_audit.drawn_rows(seed, len(output), audit_rows.rows_to_draw(len(output)))
+    (out / "b.a7.scan").write_text(f"seed {seed}\n{scan}\n")
     (out / "b.a7.1.bin").write_bytes(np.ascontiguousarray(output[drawn]).tobytes())
+    return list(drawn)
 
 
-def _drawn_64(rows: int = 400) -> list[int]:
-    return [k * rows // 64 for k in range(64)]
+SEED = 0x5EED_0123_4567_89AB
 
 
 def test_a_right_output_passes_and_a_wrong_drawn_row_is_named(tmp_path):
     problem, size_set, arrays, right = _softmax_call()
     assert audit_rows.rows_to_draw(400) == 64
-    drawn = _drawn_64()
-    _records(tmp_path, right, drawn)
+    drawn = _records(tmp_path, right, SEED)
     assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays) == ""
     wrong = right.copy()
     wrong[drawn[3]] = 1.0 / 33  # finite, plausible, wrong
-    _records(tmp_path, wrong, drawn)
+    _records(tmp_path, wrong, SEED)
     message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
-    assert message.startswith("returned a wrong output in the 64 rows audited (M = 0, 6, 12, 18, 25, 31, 37, 43, ...;")
+    shown = ", ".join(map(str, drawn[:8]))
+    assert message.startswith(f"returned a wrong output in the 64 rows audited (M = {shown}, ...;")
     assert "out of tolerance, first at [3, " in message
 
 
 def test_what_the_scan_found_anywhere_is_the_verdict_whatever_rows_were_drawn(tmp_path):
     problem, size_set, arrays, right = _softmax_call()
-    _records(tmp_path, right, _drawn_64(), scan=f"1 1 {300 * 33 + 7} 1 10")
+    _records(tmp_path, right, SEED, scan=f"1 1 {300 * 33 + 7} 1 10")
     message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
     assert message == (
         "returned a wrong output: 2 of 13200 elements are not a result: 1 never written, first at [300, 7]; "
@@ -121,23 +122,25 @@ def test_what_the_scan_found_anywhere_is_the_verdict_whatever_rows_were_drawn(tm
 @pytest.mark.parametrize(
     "damage, said",
     [
-        ("rows", "left no output (the audit's rows or scan are missing or malformed)"),
-        ("scan", "left no output (the audit's rows or scan are missing or malformed)"),
-        ("unsorted", "left no output (the audit's rows or scan are missing or malformed)"),
-        ("past", "left no output (the audit's rows or scan are missing or malformed)"),
-        ("output", "left no output"),
+        ("no scan", "left no output (the audit's scan is missing or malformed)"),
+        ("no seed", "left no output (the audit's scan is missing or malformed)"),
+        ("seed past 64 bits", "left no output (the audit's scan is missing or malformed)"),
+        ("no scan of the output", "left no output (the audit's scan of output is missing)"),
+        ("no output", "left no output"),
     ],
 )
 def test_a_missing_or_malformed_record_is_named_not_a_crash(tmp_path, damage, said):
     problem, size_set, arrays, right = _softmax_call()
-    drawn = _drawn_64()
-    _records(tmp_path, right, drawn)
-    if damage in ("rows", "scan"):
-        (tmp_path / f"b.a7.{damage}{'.bin' if damage == 'rows' else ''}").unlink()
-    elif damage == "unsorted":
-        (tmp_path / "b.a7.rows.bin").write_bytes(np.asarray(drawn[::-1], dtype="<u8").tobytes())
-    elif damage == "past":
-        (tmp_path / "b.a7.rows.bin").write_bytes(np.asarray(drawn[:-1] + [400], dtype="<u8").tobytes())
+    _records(tmp_path, right, SEED)
+    scan = tmp_path / "b.a7.scan"
+    if damage == "no scan":
+        scan.unlink()
+    elif damage == "no seed":
+        scan.write_text("1 0 -1 0 -1\n")
+    elif damage == "seed past 64 bits":
+        scan.write_text(f"seed {1 << 64}\n1 0 -1 0 -1\n")
+    elif damage == "no scan of the output":
+        scan.write_text(f"seed {SEED}\n")
     else:
         (tmp_path / "b.a7.1.bin").unlink()
     assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays) == said
@@ -161,13 +164,13 @@ def test_the_request_gives_each_output_its_rows_and_a_small_benchmark_none():
 
 
 DRAW = r"""
-#include "row_audit.h"
+#include "generator.h"
+#include <cstdio>
+#include <cstdlib>
 int main(int argc, char** argv) {
     const uint64_t rows = std::strtoull(argv[1], nullptr, 10), drawn = std::strtoull(argv[2], nullptr, 10);
-    for (int t = 0, trials = std::atoi(argv[3]); t < trials; ++t) {
-        for (uint64_t r : kjs::draw_rows(rows, drawn)) std::printf("%llu ", (unsigned long long)r);
-        std::printf("\n");
-    }
+    const uint64_t seed = std::strtoull(argv[3], nullptr, 10);
+    for (uint64_t k = 0; k < drawn; ++k) std::printf("%llu\n", (unsigned long long)kjg::drawn_row(k, rows, drawn, seed));
 }
 """
 
@@ -179,23 +182,26 @@ def draw(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("rows")
     (folder / "draw.cpp").write_text(DRAW)
     subprocess.run(
-        ["g++", "-O2", "-std=c++17", "-I", str(binaries.RUN_SOURCES), "-I", str(binaries.BOUNDARY_SOURCES),
-         "-o", str(folder / "draw"), str(folder / "draw.cpp")],
+        ["g++", "-O2", "-std=c++17", "-I", str(binaries.BOUNDARY_SOURCES), "-o", str(folder / "draw"),
+         str(folder / "draw.cpp")],
         check=True,
     )  # fmt: skip
     return folder / "draw"
 
 
-def _draws(draw: Path, rows: int, drawn: int, trials: int) -> np.ndarray:
-    out = subprocess.run([str(draw), str(rows), str(drawn), str(trials)], capture_output=True, text=True, check=True)
-    return np.array([line.split() for line in out.stdout.splitlines()], dtype=np.int64)
+@pytest.mark.parametrize("rows, drawn", [(200, 64), (8192, 512), (67_108_864, 4_194_304)])
+def test_the_supervisor_and_the_grader_pick_the_same_rows(draw, rows, drawn):
+    seed = secrets.randbits(64)
+    out = subprocess.run([str(draw), str(rows), str(drawn), str(seed)], capture_output=True, text=True, check=True)
+    assert np.array_equal(np.array(out.stdout.split(), dtype=np.int64), row_audit.drawn_rows(seed, rows, drawn))
 
 
-def test_the_draw_takes_one_row_of_each_run_and_reaches_every_row_at_its_runs_rate(draw):
+def test_the_draw_takes_one_row_of_each_run_and_reaches_every_row_at_its_runs_rate():
     runs = np.arange(65) * 200 // 64  # 200 rows in 64 runs of 3 or 4 consecutive rows
     counts = np.zeros(200)
-    for rows in _draws(draw, 200, 64, 400):
-        assert len(rows) == 64 and (np.searchsorted(runs, rows, side="right") - 1 == np.arange(64)).all()
+    for _ in range(400):
+        rows = row_audit.drawn_rows(secrets.randbits(64), 200, 64)
+        assert (np.searchsorted(runs, rows, side="right") - 1 == np.arange(64)).all()
         counts[rows] += 1
     # a row of a run of n is drawn with probability 1/n: 133 or 100 times in 400 draws, sd 9.4 or 8.7; a draw
     # that favoured any row of its run (or never reached one) falls outside five sd
@@ -203,7 +209,7 @@ def test_the_draw_takes_one_row_of_each_run_and_reaches_every_row_at_its_runs_ra
     assert (np.abs(counts - expected) < 5 * np.sqrt(expected)).all(), counts
 
 
-def test_a_draw_of_millions_of_rows_is_one_row_a_run_in_order(draw):
-    (rows,) = _draws(draw, 67_108_864, 4_194_304, 1)
+def test_a_draw_of_millions_of_rows_is_one_row_a_run_in_order():
+    rows = row_audit.drawn_rows(secrets.randbits(64), 67_108_864, 4_194_304)
     assert (rows // 16 == np.arange(4_194_304)).all()  # runs of exactly 16 rows here
-    assert rows[0] >= 0 and rows[-1] < 67_108_864 and (np.diff(rows) > 0).all()
+    assert len(rows) == 4_194_304 and rows[0] >= 0 and rows[-1] < 67_108_864 and (np.diff(rows) > 0).all()

@@ -118,6 +118,14 @@ KJ_HD inline uint32_t fmix32(uint32_t h) {
     return h;
 }
 
+// Row k of the `drawn` rows an audit checks of `rows` (grader/run/row_audit.h): run k is the rows
+// [k*rows/drawn, (k+1)*rows/drawn), and one of them is picked by the elements' hash of k under `seed`
+// (grader/judge/row_audit.py drawn_rows picks the same). rows < 2^32.
+KJ_HD inline uint64_t drawn_row(uint64_t k, uint64_t rows, uint64_t drawn, uint64_t seed) {
+    const uint64_t low = k * rows / drawn, high = (k + 1) * rows / drawn;
+    return low + fmix32(fmix32((uint32_t)k ^ (uint32_t)seed) + (uint32_t)(seed >> 32)) % (high - low);
+}
+
 KJ_HD inline float bits_to_float(uint32_t bits) {
 #if defined(__CUDA_ARCH__)
     return __uint_as_float(bits);

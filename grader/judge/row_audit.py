@@ -1,9 +1,9 @@
 """The audit of one timed call: its outputs against the float64 reference for its inputs.
 
 Where the problem declares its rows (problem.yaml's audit_rows, grader/problems/audit_rows.py) and a benchmark
-has more of them than an audit checks, the trusted supervisor drew the rows once the benchmark's calls were over,
-scanned every element of every output, and kept only the drawn rows (grader/run/row_audit.h): every element must
-still be written and finite, and the reference runs on the drawn rows alone. Elsewhere the whole output was kept
+has more of them than an audit checks, the trusted supervisor drew a seed once the benchmark's calls were over,
+scanned every element of every output, and kept only the rows the seed picks (grader/run/row_audit.h): every
+element must still be written and finite, and the reference runs on the drawn rows alone. Elsewhere the whole output was kept
 and is compared, as in a test.
 """
 
@@ -18,6 +18,7 @@ import numpy as np
 from grader.judge import check, supervisor_records
 from grader.problems.audit_rows import rows_to_draw
 from grader.problems.spec import Problem, SizeSet
+from grader.run import inputs as gen
 from grader.torch_import import torch
 
 
@@ -49,11 +50,11 @@ def _wrong_rows(problem: Problem, size_set: SizeSet, out: Path, stem: str, array
     audit = problem.audit_rows
     assert audit is not None
     sizes = size_set.sizes
-    count = sizes[audit.size]
-    rows = supervisor_records.drawn_rows(out, stem, rows_to_draw(count))
-    scans = supervisor_records.output_scans(out, stem)
-    if rows is None or rows[-1] >= count or scans is None:
-        return "left no output (the audit's rows or scan are missing or malformed)"
+    record = supervisor_records.audit_scan(out, stem)
+    if record is None:
+        return "left no output (the audit's scan is missing or malformed)"
+    seed, scans = record
+    rows = drawn_rows(seed, sizes[audit.size], rows_to_draw(sizes[audit.size]))
     got = {}
     for index, param in enumerate(problem.pointer_params):
         if param.role != "output":
@@ -81,6 +82,14 @@ def _wrong_rows(problem: Problem, size_set: SizeSet, out: Path, stem: str, array
                 f"within them): {result.message}"
             )
     return ""
+
+
+def drawn_rows(seed: int, rows: int, drawn: int) -> np.ndarray:
+    """The rows an audit under `seed` checks, ascending: run k of `drawn` is the rows [k*rows/drawn,
+    (k+1)*rows/drawn), and the elements' hash of k picks one (grader/boundary/generator.h drawn_row)."""
+    k = np.arange(drawn, dtype=np.uint64)
+    low, high = k * np.uint64(rows) // np.uint64(drawn), (k + 1) * np.uint64(rows) // np.uint64(drawn)
+    return (low + gen.hash_numpy(seed, drawn).astype(np.uint64) % (high - low)).astype(np.int64)
 
 
 def _unfinished(scan: supervisor_records.Scan, shape: tuple[int, ...]) -> str:

@@ -17,8 +17,8 @@ benchmarks.py); the buffers of each call are check.py's.
     NAME.times      a benchmark's samples: a header of "key value" pairs, then FIRST_CALL MS TAIL_MS per sample
     NAME.clock      the CUDA supervisor's own time of each timed call: a header, then CALL JUDGE_MS CLAIMED_MS ...
     NAME.audits     the timed calls drawn for the audit, one number a line
-    NAME.aCALL.rows.bin, NAME.aCALL.scan   a row-audited call's drawn rows (uint64) and the scan of its whole
-                    outputs: INDEX UNWRITTEN FIRST_UNWRITTEN BAD FIRST_BAD per output (grader/run/row_audit.h)
+    NAME.aCALL.scan a row-audited call's "seed SEED" (its drawn rows') and the scan of its whole outputs,
+                    INDEX UNWRITTEN FIRST_UNWRITTEN BAD FIRST_BAD per output (grader/run/row_audit.h)
 """
 
 from __future__ import annotations
@@ -267,26 +267,15 @@ class Scan:
     first_bad: int
 
 
-def drawn_rows(out: Path, stem: str, drawn: int) -> np.ndarray | None:
-    """The rows the supervisor drew for the audit of call STEM: `drawn` ascending row numbers; None if the record
-    is absent or is not that; TamperedOutput if odd."""
-    f = open_result(out / f"{stem}.rows.bin")
-    if f is None:
+def audit_scan(out: Path, stem: str) -> tuple[int, dict[int, Scan]] | None:
+    """The seed the supervisor drew the rows of the audited call STEM with, and its scan of each of the call's
+    outputs, by buffer index; None if the record is absent or odd."""
+    lines = (read_record(out / f"{stem}.scan") or "").splitlines()
+    try:
+        word, seed = lines[0].split()
+        scans = {int(line.split()[0]): Scan(*map(int, line.split()[1:])) for line in lines[1:]}
+    except (ValueError, TypeError, IndexError):
         return None
-    with f:
-        if os.fstat(f.fileno()).st_size != drawn * 8:
-            return None
-        rows = np.fromfile(f, dtype="<u8", count=drawn).astype(np.int64)
-    return rows if drawn and rows[0] >= 0 and (np.diff(rows) > 0).all() else None
-
-
-def output_scans(out: Path, stem: str) -> dict[int, Scan] | None:
-    """The supervisor's scan of each output of the audited call STEM, by buffer index; None if absent or odd."""
-    scans = {}
-    for line in (read_record(out / f"{stem}.scan") or "").splitlines():
-        try:
-            index, *counts = map(int, line.split())
-            scans[index] = Scan(*counts)
-        except (ValueError, TypeError):
-            return None
-    return scans or None
+    if word != "seed" or not 0 <= int(seed) < 1 << 64:
+        return None
+    return int(seed), scans

@@ -309,13 +309,14 @@ __global__ void scan_kernel(const char* base, size_t n, kjg::Dtype dtype, Unfini
     if (bad) atomicAdd(&found->bad, bad), atomicMin(&found->first_bad, first_bad);
 }
 
-// The drawn rows of one output ([outer, rows, inner], rows of row_bytes) into `to`, as [outer, drawn, inner].
+// The rows of one output ([outer, rows, inner], rows of row_bytes) drawn under `seed` into `to`, as [outer,
+// drawn, inner] (generator.h drawn_row).
 __global__ void gather_kernel(const char* from, char* to, uint64_t outer, uint64_t rows, uint64_t row_bytes,
-                              const uint64_t* drawn, uint64_t count) {
-    const uint64_t total = outer * count * row_bytes;
+                              uint64_t drawn, uint64_t seed) {
+    const uint64_t total = outer * drawn * row_bytes;
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < total; i += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t row = i / row_bytes, k = row % count, o = row / count;
-        to[i] = from[(o * rows + drawn[k]) * row_bytes + i % row_bytes];
+        const uint64_t row = i / row_bytes, k = row % drawn, o = row / drawn;
+        to[i] = from[(o * rows + kjg::drawn_row(k, rows, drawn, seed)) * row_bytes + i % row_bytes];
     }
 }
 
@@ -324,15 +325,12 @@ __global__ void gather_kernel(const char* from, char* to, uint64_t outer, uint64
 // The snapshot, no longer needed by then, holds each output's gathered rows on their way out.
 void keep_audit(const Case& c, int slot, const std::string& stem) {
     if (!c.rows_drawn) return keep(c, slot, stem, true, g_audit_slots);
-    const std::vector<uint64_t> drawn = draw_rows(c.rows, c.rows_drawn);
+    const uint64_t seed = random64();
     std::vector<Unfinished> scans;
-    for (const Buffer& b : c.buffers) if (!b.is_input) scans.emplace_back();
-    uint64_t* rows = nullptr;
+    for (const Buffer& b : c.buffers)
+        if (!b.is_input) scans.emplace_back();
     Unfinished* found = nullptr;
-    check(cudaMalloc(&rows, drawn.size() * sizeof(uint64_t)), "drawing the audited rows");
     check(cudaMalloc(&found, scans.size() * sizeof(Unfinished)), "scanning the audited outputs");
-    check(cudaMemcpyAsync(rows, drawn.data(), drawn.size() * sizeof(uint64_t), cudaMemcpyHostToDevice, g_stream),
-          "drawing the audited rows");
     check(cudaMemcpyAsync(found, scans.data(), scans.size() * sizeof(Unfinished), cudaMemcpyHostToDevice, g_stream),
           "scanning the audited outputs");
     std::vector<char> host;
@@ -342,8 +340,8 @@ void keep_audit(const Case& c, int slot, const std::string& stem) {
         const char* output = at(c, slot, j, g_audit_slots);
         scan_kernel<<<1024, 256, 0, g_stream>>>(output, b.count, b.dtype, found + next++);
         const uint64_t row_bytes = b.inner * bytes(b);
-        host.resize(b.outer * drawn.size() * row_bytes);
-        gather_kernel<<<1024, 256, 0, g_stream>>>(output, g_snapshot, b.outer, c.rows, row_bytes, rows, drawn.size());
+        host.resize(b.outer * c.rows_drawn * row_bytes);
+        gather_kernel<<<1024, 256, 0, g_stream>>>(output, g_snapshot, b.outer, c.rows, row_bytes, c.rows_drawn, seed);
         check(cudaGetLastError(), "keeping the audited rows");
         check(cudaMemcpyAsync(host.data(), g_snapshot, host.size(), cudaMemcpyDeviceToHost, g_stream),
               "keeping the audited rows");
@@ -353,9 +351,8 @@ void keep_audit(const Case& c, int slot, const std::string& stem) {
     check(cudaMemcpyAsync(scans.data(), found, scans.size() * sizeof(Unfinished), cudaMemcpyDeviceToHost, g_stream),
           "scanning the audited outputs");
     check(cudaStreamSynchronize(g_stream), "scanning the audited outputs");
-    check(cudaFree(rows), "drawing the audited rows");
     check(cudaFree(found), "scanning the audited outputs");
-    write_row_records(c, stem, drawn, scans);
+    write_scan(c, stem, seed, scans);
 }
 
 // Reads a buffer twice the L2's size so no input or output is cached when a timed call starts (reading, not

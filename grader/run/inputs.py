@@ -62,7 +62,7 @@ def _fmix32_numpy(h: np.ndarray) -> np.ndarray:
     return h
 
 
-def _hash_numpy(seed: int, count: int) -> np.ndarray:
+def hash_numpy(seed: int, count: int) -> np.ndarray:
     """fmix32(fmix32(i ^ seed_lo) + seed_hi) for i < count, as uint32."""
     h = np.arange(count, dtype=np.uint32)
     h ^= np.uint32(seed & MASK32)
@@ -73,7 +73,7 @@ def _hash_numpy(seed: int, count: int) -> np.ndarray:
 
 def uniform_numpy(seed: int, count: int, low: float, high: float) -> np.ndarray:
     """`uniform` on the CPU, in numpy uint32 and float32 ops: the same bits."""
-    h = _hash_numpy(seed, count)
+    h = hash_numpy(seed, count)
     h >>= 8
     u = h.astype(np.float32)
     u *= np.float32(2.0**-24)
@@ -138,7 +138,7 @@ def bounds_bits(dtype: str, low: float, high: float) -> tuple[int, int]:
 
 def integers_numpy(seed: int, count: int, low: int, high: int) -> np.ndarray:
     """The i32 input: low + (h % (high - low)), wrapping as int32 does."""
-    h = _hash_numpy(seed, count)
+    h = hash_numpy(seed, count)
     h %= np.uint32(int(high) - int(low))
     h += np.uint32(int(low) & MASK32)
     return h.view(np.int32)

@@ -141,7 +141,7 @@ struct Request {
 inline void read_rows(std::istream& in, Case* c) {
     std::string word;
     in >> word >> c->rows >> c->rows_drawn;
-    if (word != "rows" || c->rows_drawn > c->rows) die(EXIT_INTERNAL, "malformed rows in the request");
+    if (word != "rows" || c->rows_drawn > c->rows || c->rows >> 32) die(EXIT_INTERNAL, "malformed rows in the request");
     for (Buffer& b : c->buffers)
         if (c->rows_drawn && !b.is_input) {
             in >> b.outer >> b.inner;

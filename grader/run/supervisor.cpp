@@ -98,7 +98,7 @@ Outputs copy_outputs(const Case& c) {
 // An audited call's outputs into the trusted folder once the benchmark's calls are over: whole, or for a
 // row-audited case the rows drawn now, with the scan of every element (row_audit.h).
 void keep_audit(const Case& c, const Outputs& kept, const std::string& stem) {
-    const std::vector<uint64_t> drawn = c.rows_drawn ? draw_rows(c.rows, c.rows_drawn) : std::vector<uint64_t>{};
+    const uint64_t seed = random64();
     std::vector<Unfinished> scans;
     size_t next = 0;
     for (size_t j = 0; j < c.buffers.size(); ++j) {
@@ -111,10 +111,10 @@ void keep_audit(const Case& c, const Outputs& kept, const std::string& stem) {
             continue;
         }
         scans.push_back(scan_output(b, data.data()));
-        const std::vector<char> rows = gather_rows(b, c.rows, drawn, data.data());
+        const std::vector<char> rows = gather_rows(c, b, seed, data.data());
         write_file(name, rows.data(), rows.size(), false);
     }
-    if (c.rows_drawn) write_row_records(c, stem, drawn, scans);
+    if (c.rows_drawn) write_scan(c, stem, seed, scans);
 }
 
 volatile unsigned g_flush_sink;  // keeps the flush's loads
