@@ -76,6 +76,12 @@ def _floats(path: Path) -> np.ndarray:
     return np.fromfile(path, dtype=np.float32)
 
 
+# The copy, then two elements of the input changed (5 and 9).
+COPY_WRITING_INPUT = COPY.replace(
+    "if (i < n) y[i] = x[i];", "if (i < n) y[i] = x[i];\n    if (i == 5 || i == 9) ((float*)x)[i] = 2.0f;"
+)
+
+
 def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
     key, count = secrets.randbits(128), 100003
     result = run(folders, COPY, request_text(key, count, "check 2"))
@@ -84,10 +90,22 @@ def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
         assert (result.trusted / "progress").read_text().splitlines()[-1].startswith("done")
         for draw in range(2):
             expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, draw), 0, 0), count, -1.0, 1.0).numpy()
-            got_in, got_out = (_floats(result.trusted / f"t.d{draw}.{j}.bin") for j in (0, 1))
-            assert np.array_equal(got_in.view(np.uint32), expected.view(np.uint32))
+            got_out = _floats(result.trusted / f"t.d{draw}.1.bin")  # the copy of the input it was given
             assert np.array_equal(got_out.view(np.uint32), expected.view(np.uint32))
-        assert not np.array_equal(_floats(result.trusted / "t.d0.0.bin"), _floats(result.trusted / "t.d1.0.bin"))
+            assert supervisor_records.input_changes(result.trusted, f"t.d{draw}") == {0: (0, -1)}
+            assert not (result.trusted / f"t.d{draw}.0.bin").exists()  # inputs are checked, not kept
+        assert not np.array_equal(_floats(result.trusted / "t.d0.1.bin"), _floats(result.trusted / "t.d1.1.bin"))
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_a_call_that_writes_its_input_is_recorded_with_how_many_elements_and_the_first(folders):
+    key, count = secrets.randbits(128), 100003
+    result = run(folders, COPY_WRITING_INPUT, request_text(key, count, "check 2"))
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        for draw in range(2):
+            assert supervisor_records.input_changes(result.trusted, f"t.d{draw}") == {0: (2, 5)}
     finally:
         supervised.remove_trusted(result.trusted)
 
@@ -180,7 +198,7 @@ def test_a_row_audit_keeps_one_drawn_row_a_run_and_scans_every_element(folders, 
             record = supervisor_records.audit_scan(result.trusted, f"t.a{call}")
             assert record is not None
             seed, scan = record
-            drawn = row_audit.drawn_rows(seed, rows, 4096)
+            drawn = row_audit.drawn_rows(seed, rows, 4096).cpu().numpy()
             assert (drawn // 16 == np.arange(4096)).all()
             sent = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
             expected = sent.reshape(rows, width)[drawn]

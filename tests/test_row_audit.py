@@ -86,7 +86,7 @@ def _softmax_call(rows: int = 400):
 def _records(out: Path, output: np.ndarray, seed: int, scan: str = "1 0 -1 0 -1") -> list[int]:
     """What the supervisor keeps of audited call "b.a7" of softmax (output: buffer 1): the seed and the scan of
     the whole output, and the rows of it the seed picks; those rows."""
-    drawn = row_audit.drawn_rows(seed, len(output), audit_rows.rows_to_draw(len(output)))
+    drawn = row_audit.drawn_rows(seed, len(output), audit_rows.rows_to_draw(len(output))).cpu().numpy()
     (out / "b.a7.scan").write_text(f"seed {seed}\n{scan}\n")
     (out / "b.a7.1.bin").write_bytes(np.ascontiguousarray(output[drawn]).tobytes())
     return list(drawn)
@@ -193,14 +193,16 @@ def draw(tmp_path_factory) -> Path:
 def test_the_supervisor_and_the_grader_pick_the_same_rows(draw, rows, drawn):
     seed = secrets.randbits(64)
     out = subprocess.run([str(draw), str(rows), str(drawn), str(seed)], capture_output=True, text=True, check=True)
-    assert np.array_equal(np.array(out.stdout.split(), dtype=np.int64), row_audit.drawn_rows(seed, rows, drawn))
+    assert np.array_equal(
+        np.array(out.stdout.split(), dtype=np.int64), row_audit.drawn_rows(seed, rows, drawn).cpu().numpy()
+    )
 
 
 def test_the_draw_takes_one_row_of_each_run_and_reaches_every_row_at_its_runs_rate():
     runs = np.arange(65) * 200 // 64  # 200 rows in 64 runs of 3 or 4 consecutive rows
     counts = np.zeros(200)
     for _ in range(400):
-        rows = row_audit.drawn_rows(secrets.randbits(64), 200, 64)
+        rows = row_audit.drawn_rows(secrets.randbits(64), 200, 64).cpu().numpy()
         assert (np.searchsorted(runs, rows, side="right") - 1 == np.arange(64)).all()
         counts[rows] += 1
     # a row of a run of n is drawn with probability 1/n: 133 or 100 times in 400 draws, sd 9.4 or 8.7; a draw
@@ -210,6 +212,6 @@ def test_the_draw_takes_one_row_of_each_run_and_reaches_every_row_at_its_runs_ra
 
 
 def test_a_draw_of_millions_of_rows_is_one_row_a_run_in_order():
-    rows = row_audit.drawn_rows(secrets.randbits(64), 67_108_864, 4_194_304)
+    rows = row_audit.drawn_rows(secrets.randbits(64), 67_108_864, 4_194_304).cpu().numpy()
     assert (rows // 16 == np.arange(4_194_304)).all()  # runs of exactly 16 rows here
     assert len(rows) == 4_194_304 and rows[0] >= 0 and rows[-1] < 67_108_864 and (np.diff(rows) > 0).all()

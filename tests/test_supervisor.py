@@ -134,6 +134,17 @@ def test_siphash_matches_the_reference_vector():
     assert gen.siphash24(bytes(range(16)), bytes(range(15))) == 0xA129CA6149BE45E5
 
 
+# The copy, then two elements of the input changed (5 and 9).
+COPY_WRITING_INPUT = r"""
+#include <cstring>
+extern "C" void kerneljudge_entry(void** p, const int* n) {
+    std::memcpy(p[1], p[0], sizeof(float) * n[0]);
+    static_cast<float*>(p[0])[9] += 1.0f;
+    static_cast<float*>(p[0])[5] = 0.0f;
+}
+"""
+
+
 def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
     key, count = secrets.randbits(128), 10007
     result = _run(folders, COPY, _request(key, count), count)
@@ -142,10 +153,22 @@ def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
         assert (result.trusted / "progress").read_text().splitlines()[-1].startswith("done")
         for draw in range(2):
             expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, draw), 0, 0), count, -1.0, 1.0).numpy()
-            got_in, got_out = (_floats(result.trusted / f"t.d{draw}.{j}.bin") for j in (0, 1))
-            assert np.array_equal(got_in.view(np.uint32), expected.view(np.uint32))
+            got_out = _floats(result.trusted / f"t.d{draw}.1.bin")  # the copy of the input it was given
             assert np.array_equal(got_out.view(np.uint32), expected.view(np.uint32))
-        assert not np.array_equal(_floats(result.trusted / "t.d0.0.bin"), _floats(result.trusted / "t.d1.0.bin"))
+            assert supervisor_records.input_changes(result.trusted, f"t.d{draw}") == {0: (0, -1)}
+            assert not (result.trusted / f"t.d{draw}.0.bin").exists()  # inputs are checked, not kept
+        assert not np.array_equal(_floats(result.trusted / "t.d0.1.bin"), _floats(result.trusted / "t.d1.1.bin"))
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_a_call_that_writes_its_input_is_recorded_with_how_many_elements_and_the_first(folders):
+    key, count = secrets.randbits(128), 10007
+    result = _run(folders, COPY_WRITING_INPUT, _request(key, count), count)
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        for draw in range(2):
+            assert supervisor_records.input_changes(result.trusted, f"t.d{draw}") == {0: (2, 5)}
     finally:
         supervised.remove_trusted(result.trusted)
 
@@ -195,7 +218,7 @@ def test_a_row_audit_keeps_one_drawn_row_a_run_and_scans_every_element(folders, 
             record = supervisor_records.audit_scan(result.trusted, f"t.a{call}")
             assert record is not None
             seed, scan = record
-            drawn = row_audit.drawn_rows(seed, rows, 128)
+            drawn = row_audit.drawn_rows(seed, rows, 128).cpu().numpy()
             assert (drawn // 16 == np.arange(128)).all()
             got = _floats(result.trusted / f"t.a{call}.1.bin").reshape(128, width)
             sent = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()

@@ -207,25 +207,34 @@ KJ_HD inline int32_t uniform_i32(size_t i, uint64_t seed, uint32_t low_bits, uin
     return (int32_t)(low_bits + h % (range ? range : 1u));
 }
 
-// Element i of an input of type `d` at `base`, from the tensor seed and the input's low end and range (bits).
+// The bits of element i of an input of type `d` (its element_bytes(d) low bytes), from the tensor seed and the
+// input's low end and range (bits).
+KJ_HD inline uint32_t element_bits(Dtype d, size_t i, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
+    if (d == Dtype::I32) return (uint32_t)uniform_i32(i, seed, low_bits, scale_bits);
+    if (d == Dtype::I8) return (uint8_t)(int8_t)uniform_i32(i, seed, low_bits, scale_bits);
+    const uint32_t value = float_to_bits(uniform_f32(i, seed, bits_to_float(low_bits), bits_to_float(scale_bits)));
+    if (d == Dtype::F16) return f32_to_f16_bits(value);
+    if (d == Dtype::BF16) return f32_to_bf16_bits(value);
+    if (d == Dtype::E4M3) return f32_to_e4m3_bits(value);
+    return value;
+}
+
+// The bits element i of a buffer of type `d` at `base` holds.
+KJ_HD inline uint32_t stored_bits(Dtype d, const void* base, size_t i) {
+    if (element_bytes(d) == 1) return static_cast<const uint8_t*>(base)[i];
+    if (element_bytes(d) == 2) return static_cast<const uint16_t*>(base)[i];
+    return static_cast<const uint32_t*>(base)[i];
+}
+
+// Element i of an input of type `d` at `base` (element_bits).
 KJ_HD inline void write_element(Dtype d, void* base, size_t i, uint64_t seed, uint32_t low_bits, uint32_t scale_bits) {
-    if (d == Dtype::I32) {
-        static_cast<int32_t*>(base)[i] = uniform_i32(i, seed, low_bits, scale_bits);
-        return;
-    }
-    if (d == Dtype::I8) {
-        static_cast<int8_t*>(base)[i] = (int8_t)uniform_i32(i, seed, low_bits, scale_bits);
-        return;
-    }
-    const float value = uniform_f32(i, seed, bits_to_float(low_bits), bits_to_float(scale_bits));
-    if (d == Dtype::F16)
-        static_cast<uint16_t*>(base)[i] = f32_to_f16_bits(float_to_bits(value));
-    else if (d == Dtype::BF16)
-        static_cast<uint16_t*>(base)[i] = f32_to_bf16_bits(float_to_bits(value));
-    else if (d == Dtype::E4M3)
-        static_cast<uint8_t*>(base)[i] = f32_to_e4m3_bits(float_to_bits(value));
+    const uint32_t bits = element_bits(d, i, seed, low_bits, scale_bits);
+    if (element_bytes(d) == 1)
+        static_cast<uint8_t*>(base)[i] = (uint8_t)bits;
+    else if (element_bytes(d) == 2)
+        static_cast<uint16_t*>(base)[i] = (uint16_t)bits;
     else
-        static_cast<float*>(base)[i] = value;
+        static_cast<uint32_t*>(base)[i] = bits;
 }
 
 // Element i of an output of type `d` at `base`, set to the poison the checker recognises as never written.

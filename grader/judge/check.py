@@ -1,7 +1,7 @@
 """The trusted checker: read what the harness wrote, regenerate the inputs, compare with the float64 reference.
 
-Every element must satisfy |out - ref| <= atol + rtol*|ref|; NaN and Inf never pass; inputs must come back
-exactly as generated. Files from the untrusted side are opened without following links, must be regular files
+Every element must satisfy |out - ref| <= atol + rtol*|ref|; NaN and Inf never pass (that inputs came back
+exactly as generated the supervisor checks: grader/run/input_check.h). Files from the untrusted side are opened without following links, must be regular files
 of exactly the expected size, and are read as raw elements of the buffer's type (float32, float16, bfloat16 and
 fp8 as their bits, int32, int8): nothing in them is ever interpreted. Every comparison is made in float64,
 whatever the output's type; the reference receives float inputs as float64 and integer inputs as int64.
@@ -89,13 +89,11 @@ def read_buffer(path: Path, count: int, dtype: str = "f32") -> np.ndarray | None
         return np.fromfile(f, dtype=element, count=count)
 
 
-def read_call(
-    problem: Problem, size_set: SizeSet, out: Path, stem: str, only_outputs: bool = False
-) -> dict[str, np.ndarray] | None:
-    """The buffers one call left in `out` (files STEM.INDEX.bin), by parameter name; None if one is missing."""
+def read_call(problem: Problem, size_set: SizeSet, out: Path, stem: str) -> dict[str, np.ndarray] | None:
+    """The outputs one call left in `out` (files STEM.INDEX.bin), by parameter name; None if one is missing."""
     arrays = {}
     for index, param in enumerate(problem.pointer_params):
-        if only_outputs and param.role != "output":
+        if param.role != "output":
             continue
         count = int(np.prod(problem.shape(param, size_set.sizes)))
         values = read_buffer(out / f"{stem}.{index}.bin", count, param.dtype)
@@ -126,19 +124,6 @@ def call_inputs(problem: Problem, case: request.Case, call: int) -> dict[str, to
 def _same_width(itemsize: int):
     """(numpy, torch) integer types of an element's width, to compare bits."""
     return {1: (np.int8, torch.int8), 2: (np.int16, torch.int16), 4: (np.int32, torch.int32)}[itemsize]
-
-
-def first_difference(got: np.ndarray, expected: torch.Tensor) -> int | None:
-    """Flat index of the first element of `got` that is not bit-identical to `expected`, None if all are."""
-    as_numpy, as_torch = _same_width(got.dtype.itemsize)
-    if expected.element_size() != got.dtype.itemsize:
-        return 0
-    if expected.device.type == "cpu":
-        differs = got.view(as_numpy) != expected.view(as_torch).numpy()
-        return int(differs.argmax()) if differs.any() else None
-    got_t = torch.from_numpy(got.view(as_numpy)).to(expected.device)
-    same = got_t == expected.view(as_torch)
-    return None if bool(same.all()) else int(torch.nonzero(~same)[0])
 
 
 def reference_inputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -390,18 +390,23 @@ def _check_case(problem: Problem, case: request.Case, out: Path) -> TestResult |
             return TestResult(
                 case.name, size_set.sizes, Status.REJECTED, message=f"result files tampered with: {error}"
             )
-        if got is None:
+        changes = supervisor_records.input_changes(out, f"{case.name}.d{draw}")
+        inputs = [(index, param) for index, param in enumerate(problem.pointer_params) if param.role == "input"]
+        if got is None or changes is None or any(index not in changes for index, _ in inputs):
             return None
-        expected_inputs = check.call_inputs(problem, case, draw)
-        for name, values in expected_inputs.items():
-            changed = check.first_difference(got[name], values)
-            if changed is not None:
+        for index, param in inputs:
+            count, first = changes[index]
+            if count:
                 return TestResult(
                     case.name,
                     size_set.sizes,
                     Status.WRONG_ANSWER,
-                    message=(f"input {name} was modified (first change at flat index {changed}): inputs are read-only"),
+                    message=(
+                        f"input {param.name} was modified ({count} elements, the first at flat index {first}): "
+                        "inputs are read-only"
+                    ),
                 )
+        expected_inputs = check.call_inputs(problem, case, draw)
         reference = check.reference_outputs(problem, size_set, expected_inputs)
         for param in problem.output_params:
             result = check.compare(got[param.name], reference[param.name], atol, rtol)

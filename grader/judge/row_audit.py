@@ -13,8 +13,6 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from grader.judge import check, supervisor_records
 from grader.problems.audit_rows import rows_to_draw
 from grader.problems.spec import Problem, SizeSet
@@ -33,7 +31,7 @@ def wrong_call(problem: Problem, size_set: SizeSet, out: Path, stem: str, arrays
     did, as "returned a wrong PARAM...: what" or "left no output" (its records missing). TamperedOutput if an
     output file is odd."""
     if not row_audited(problem, size_set):
-        got = check.read_call(problem, size_set, out, stem, only_outputs=True)
+        got = check.read_call(problem, size_set, out, stem)
         if got is None:
             return "left no output"
         reference = check.reference_outputs(problem, size_set, arrays)
@@ -76,7 +74,7 @@ def _wrong_rows(problem: Problem, size_set: SizeSet, out: Path, stem: str, array
     for param in problem.output_params:
         result = check.compare(got[param.name].reshape(-1), reference[param.name], *problem.tolerances_for(size_set))
         if not result.ok:
-            shown = ", ".join(map(str, rows[:8])) + (", ..." if len(rows) > 8 else "")
+            shown = ", ".join(map(str, rows[:8].tolist())) + (", ..." if len(rows) > 8 else "")
             return (
                 f"returned a wrong {param.name} in the {len(rows)} rows audited ({audit.size} = {shown}; the indices below count "
                 f"within them): {result.message}"
@@ -84,12 +82,13 @@ def _wrong_rows(problem: Problem, size_set: SizeSet, out: Path, stem: str, array
     return ""
 
 
-def drawn_rows(seed: int, rows: int, drawn: int) -> np.ndarray:
-    """The rows an audit under `seed` checks, ascending: run k of `drawn` is the rows [k*rows/drawn,
-    (k+1)*rows/drawn), and the elements' hash of k picks one (grader/boundary/generator.h drawn_row)."""
-    k = np.arange(drawn, dtype=np.uint64)
-    low, high = k * np.uint64(rows) // np.uint64(drawn), (k + 1) * np.uint64(rows) // np.uint64(drawn)
-    return (low + gen.hash_numpy(seed, drawn).astype(np.uint64) % (high - low)).astype(np.int64)
+def drawn_rows(seed: int, rows: int, drawn: int) -> torch.Tensor:
+    """The rows an audit under `seed` checks, ascending, on the checker's device: run k of `drawn` is the rows
+    [k*rows/drawn, (k+1)*rows/drawn), and the elements' hash of k picks one (grader/boundary/generator.h
+    drawn_row). int64 holds k*rows: the supervisor takes fewer than 2^32 rows, and drawn is a sixteenth."""
+    k = torch.arange(drawn, dtype=torch.int64, device=check.device())
+    low, high = k * rows // drawn, (k + 1) * rows // drawn
+    return low + gen.hash_torch(seed, drawn, check.device()) % (high - low)
 
 
 def _unfinished(scan: supervisor_records.Scan, shape: tuple[int, ...]) -> str:
@@ -109,13 +108,13 @@ def _unfinished(scan: supervisor_records.Scan, shape: tuple[int, ...]) -> str:
 
 
 def reference_on_rows(
-    problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor], rows: Sequence[int] | np.ndarray
+    problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor], rows: Sequence[int] | torch.Tensor
 ) -> dict[str, torch.Tensor]:
     """The float64 reference for only these rows of a call (problem.audit_rows): the inputs sliced along their
     axes, the row size set to how many rows there are."""
     audit = problem.audit_rows
     assert audit is not None, f"{problem.slug} declares no audit_rows"
     tensors = check.reference_inputs(problem, size_set, arrays)
-    index = torch.from_numpy(np.asarray(rows, dtype=np.int64)).to(next(iter(tensors.values())).device)
+    index = torch.as_tensor(rows, dtype=torch.int64).to(next(iter(tensors.values())).device)
     sliced = {name: t.index_select(audit.axes[name], index) if name in audit.axes else t for name, t in tensors.items()}
     return check.run_reference(problem, sliced, {**size_set.sizes, audit.size: len(rows)})

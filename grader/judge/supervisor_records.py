@@ -17,6 +17,8 @@ benchmarks.py); the buffers of each call are check.py's.
     NAME.times      a benchmark's samples: a header of "key value" pairs, then FIRST_CALL MS TAIL_MS per sample
     NAME.clock      the CUDA supervisor's own time of each timed call: a header, then CALL JUDGE_MS CLAIMED_MS ...
     NAME.audits     the timed calls drawn for the audit, one number a line
+    NAME.dDRAW.inputs  a test's call: INDEX CHANGED FIRST_CHANGED per input, the elements that no longer held
+                    their generated bits after the call (grader/run/input_check.h)
     NAME.aCALL.scan a row-audited call's "seed SEED" (its drawn rows') and the scan of its whole outputs,
                     INDEX UNWRITTEN FIRST_UNWRITTEN BAD FIRST_BAD per output (grader/run/row_audit.h)
 """
@@ -279,3 +281,16 @@ def audit_scan(out: Path, stem: str) -> tuple[int, dict[int, Scan]] | None:
     if word != "seed" or not 0 <= int(seed) < 1 << 64:
         return None
     return int(seed), scans
+
+
+def input_changes(out: Path, stem: str) -> dict[int, tuple[int, int]] | None:
+    """The supervisor's check of the inputs of a test's call STEM: (elements changed, the first of them) by buffer
+    index; None if the record is absent or odd."""
+    changes = {}
+    for line in (read_record(out / f"{stem}.inputs") or "").splitlines():
+        try:
+            index, count, first = map(int, line.split())
+        except ValueError:
+            return None
+        changes[index] = (count, first)
+    return changes or None

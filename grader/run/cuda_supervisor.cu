@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 
 #include "cuda_driver.h"
+#include "input_check.h"
 #include "row_audit.h"
 #include "supervision.h"
 
@@ -285,15 +286,50 @@ void count_unwritten(const Case& c, int sets) {
     check(cudaGetLastError(), "checking the outputs were written");
 }
 
-// Set `set` of the snapshot (or of the audits' slots) into the trusted folder, one file per buffer: STEM.INDEX.bin.
-void keep(const Case& c, int set, const std::string& stem, bool outputs_only, char* from = g_snapshot) {
+// The outputs of set `set` of the snapshot (or of the audits' slots) into the trusted folder, one file per
+// buffer: STEM.INDEX.bin.
+void keep(const Case& c, int set, const std::string& stem, char* from = g_snapshot) {
     std::vector<char> host;
     for (size_t j = 0; j < c.buffers.size(); ++j) {
-        if (outputs_only && c.buffers[j].is_input) continue;
+        if (c.buffers[j].is_input) continue;
         host.resize(c.buffers[j].count * bytes(c.buffers[j]));
         check(cudaMemcpy(host.data(), at(c, set, j, from), host.size(), cudaMemcpyDeviceToHost), "keeping the outputs");
         write_file(stem + "." + std::to_string(j) + ".bin", host.data(), host.size(), false);
     }
+}
+
+// Counts the elements of an input that no longer hold their generated bits, with the first of them
+// (input_check.h).
+__global__ void changed_kernel(const char* base, size_t n, kjg::Dtype dtype, uint64_t seed, uint32_t low, uint32_t scale,
+                               Changes* found) {
+    unsigned long long count = 0, first = ~0ull;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        if (kjg::stored_bits(dtype, base, i) != kjg::element_bits(dtype, i, seed, low, scale) && count++ == 0) first = i;
+    if (count) atomicAdd(&found->count, count), atomicMin(&found->first, first);
+}
+
+// A test's call (set 0 of the snapshot) into the trusted folder: its outputs, and what changed in its inputs.
+void keep_test(const Case& c, uint64_t call, const std::string& stem) {
+    std::vector<Changes> changes;
+    for (const Buffer& b : c.buffers)
+        if (b.is_input) changes.emplace_back();
+    Changes* found = nullptr;
+    check(cudaMalloc(&found, changes.size() * sizeof(Changes)), "checking the inputs");
+    check(cudaMemcpyAsync(found, changes.data(), changes.size() * sizeof(Changes), cudaMemcpyHostToDevice, g_stream),
+          "checking the inputs");
+    for (size_t j = 0, next = 0; j < c.buffers.size(); ++j) {
+        const Buffer& b = c.buffers[j];
+        if (b.is_input)
+            changed_kernel<<<1024, 256, 0, g_stream>>>(at(c, 0, j, g_snapshot), b.count, b.dtype, input_seed(c, call, j),
+                                                       b.low_bits, b.scale_bits, found + next++);
+    }
+    check(cudaGetLastError(), "checking the inputs");
+    check(cudaMemcpyAsync(changes.data(), found, changes.size() * sizeof(Changes), cudaMemcpyDeviceToHost, g_stream),
+          "checking the inputs");
+    check(cudaStreamSynchronize(g_stream), "checking the inputs");
+    check(cudaFree(found), "checking the inputs");
+    keep(c, 0, stem);
+    write_input_changes(c, stem, changes);
 }
 
 // Counts, in one output of an audited call, the elements never written and the NaN and Inf the program wrote,
@@ -324,7 +360,7 @@ __global__ void gather_kernel(const char* from, char* to, uint64_t outer, uint64
 // are over: whole, or for a row-audited case the rows drawn now, with the scan of every element (row_audit.h).
 // The snapshot, no longer needed by then, holds each output's gathered rows on their way out.
 void keep_audit(const Case& c, int slot, const std::string& stem) {
-    if (!c.rows_drawn) return keep(c, slot, stem, true, g_audit_slots);
+    if (!c.rows_drawn) return keep(c, slot, stem, g_audit_slots);
     const uint64_t seed = random64();
     std::vector<Unfinished> scans;
     for (const Buffer& b : c.buffers)
@@ -654,8 +690,8 @@ std::string format_times(uint64_t index, double call_ms, double tail_ms) {
     return line;
 }
 
-// Correctness: DRAWS calls on fresh inputs; after each, every buffer is kept (outputs, and inputs as they
-// came back), with the worker's times (the side-stream check reads the tail).
+// Correctness: DRAWS calls on fresh inputs; after each, its outputs are kept and its inputs checked (keep_test),
+// with the worker's times (the side-stream check reads the tail).
 Fate run_check(const Case& c) {
     for (int draw = 0; draw < c.draws; ++draw) {
         append_line("progress", "call " + c.name + " " + std::to_string(draw));
@@ -664,7 +700,7 @@ Fate run_check(const Case& c) {
         if (fate == Fate::OK) fate = check_guards(c, (uint64_t)draw, 1);
         if (fate != Fate::OK) return fate;
         append_line("progress", "returned " + c.name + " " + std::to_string(draw));
-        keep(c, 0, c.name + ".d" + std::to_string(draw), false);
+        keep_test(c, (uint64_t)draw, c.name + ".d" + std::to_string(draw));
         append_line(c.name + ".calls", format_times((uint64_t)draw, one.reply.call_ms, one.reply.tail_ms));
     }
     return Fate::OK;

@@ -89,10 +89,15 @@ def uniform(seed: int, count: int, low: float, high: float, device: torch.device
     return uniform_torch(seed, count, low, high, device)
 
 
+def hash_torch(seed: int, count: int, device: torch.device | str) -> torch.Tensor:
+    """hash_numpy in torch int64 ops on `device`."""
+    h = torch.arange(count, dtype=torch.int64, device=device) ^ (seed & MASK32)
+    return _fmix32(_fmix32(h) + (seed >> 32) & MASK32)
+
+
 def uniform_torch(seed: int, count: int, low: float, high: float, device: torch.device | str) -> torch.Tensor:
     """`uniform` in torch ops on `device` (the GPU's path; on the CPU numpy's is faster)."""
-    h = torch.arange(count, dtype=torch.int64, device=device) ^ (seed & MASK32)
-    h = _fmix32(_fmix32(h) + (seed >> 32) & MASK32)
+    h = hash_torch(seed, count, device)
     u = (h >> 8).to(torch.float32) * (2.0**-24)
     low32 = torch.tensor(low, dtype=torch.float32, device=device)
     scale32 = torch.tensor(high - low, dtype=torch.float32, device=device)

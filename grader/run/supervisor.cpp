@@ -13,8 +13,8 @@
 //      waits until every thread of it is stopped, and only then stops the clock: work a thread does after
 //      DONE is timed, or not done at all,
 //   3. checks the guards around every buffer (guards.h: a write past either end ends the run with its record),
-//      copies what it must keep (outputs, and inputs to catch writes) into the trusted folder, which the
-//      worker cannot see, and draws the audits with getrandom() after the call.
+//      copies what it must keep (a test's outputs, and what changed in its inputs: input_check.h) into the
+//      trusted folder, which the worker cannot see, and draws the audits with getrandom() after the call.
 // It writes every record the grader reads, in the formats the grader already reads (grader/judge/pipeline.py).
 //
 // Usage: supervisor CONTROL_FD MEMORY_FD PIDFD (PIDFD: the worker's, opened by the grader before it could be
@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "input_check.h"
 #include "row_audit.h"
 #include "supervision.h"
 
@@ -74,12 +75,18 @@ Fate check_guards(const Case& c, uint64_t call) {
     return judge_guards(c, call, kjguard::scan(reinterpret_cast<unsigned char*>(g_region), 0, c.guards, g_canary_salt));
 }
 
-// Every buffer of a call (its outputs, and its inputs as they came back) into the trusted folder.
-void keep(const Case& c, const std::string& stem) {
+// A test's call into the trusted folder: its outputs, and what changed in its inputs (input_check.h).
+void keep(const Case& c, uint64_t call, const std::string& stem) {
+    std::vector<Changes> changes;
     for (size_t j = 0; j < c.buffers.size(); ++j) {
+        if (c.buffers[j].is_input) {
+            changes.push_back(changed_elements(c.buffers[j], input_seed(c, call, j), buffer(c.buffers[j])));
+            continue;
+        }
         write_file(stem + "." + std::to_string(j) + ".bin", buffer(c.buffers[j]), c.buffers[j].count * bytes(c.buffers[j]),
                    false);
     }
+    write_input_changes(c, stem, changes);
 }
 
 // An audited call's outputs (in buffer order), copied out of the shared buffers when the draw took it (Audits).
@@ -133,8 +140,7 @@ void flush_cache() {
 }
 
 // --- the two modes ------------------------------------------------------------------------------------------
-// Correctness: DRAWS calls on fresh inputs; after each, every buffer is kept (outputs, and inputs as they
-// came back).
+// Correctness: DRAWS calls on fresh inputs; after each, its outputs are kept and its inputs checked (keep).
 Fate run_check(const Case& c) {
     for (int draw = 0; draw < c.draws; ++draw) {
         prepare(c, (uint64_t)draw);
@@ -144,7 +150,7 @@ Fate run_check(const Case& c) {
         if (fate == Fate::OK) fate = check_guards(c, (uint64_t)draw);
         if (fate != Fate::OK) return fate;
         append_line("progress", "returned " + c.name + " " + std::to_string(draw));
-        keep(c, c.name + ".d" + std::to_string(draw));
+        keep(c, (uint64_t)draw, c.name + ".d" + std::to_string(draw));
         append_line(c.name + ".calls", format_call((uint64_t)draw, ms));
     }
     return Fate::OK;
