@@ -1,18 +1,20 @@
 """Shared by the GPU tests of the CUDA supervisor: small CUDA libraries (a copy, a copy that then keeps the GPU
 busy, a timer patched through the worker's GOT), a run of one of them under the real supervisor and sandbox, and
-the two clocks of its records. Needs a CUDA GPU and nvcc where it is used (tests marked gpu).
+the two clocks of its records. Needs a CUDA GPU and nvcc where it is used (tests marked gpu). The row audits of a
+copy (row_audits) are read the same way for both supervisors.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from grader import tracks
-from grader.judge import supervisor_records
+from grader.judge import row_audit, supervisor_records
 from grader.run import binaries, supervised
 from grader.run import inputs as gen
 from grader.sandbox import local as sandbox
@@ -142,3 +144,34 @@ def claim_and_judge(result: supervised.Result) -> tuple[float, float]:
     judged = supervisor_records.judge_times_ms(result.trusted, "t")
     assert judged is not None, "no judge's clock record"
     return float(np.median([row[1] for row in parsed[1]])), float(np.median(judged))
+
+
+def row_audits(
+    trusted: Path, key: int, count: int, rows: int, width: int, drawn: int
+) -> Iterator[tuple[dict[int, supervisor_records.Scan], np.ndarray, np.ndarray, np.ndarray]]:
+    """For each of the 3 audited calls of a copy's row-audited benchmark "t" (its output, buffer 1, the input it
+    was given, as [rows, width]): the supervisor's scan, the rows it kept, those rows of the input, the rows drawn
+    (checked to be one of each run)."""
+    audits = [int(w) for w in (trusted / "t.audits").read_text().split()]
+    assert len(audits) == 3
+    for call in audits:
+        record = supervisor_records.audit_scan(trusted, f"t.a{call}")
+        assert record is not None
+        seed, scan = record
+        picked = row_audit.drawn_rows(seed, rows, drawn).cpu().numpy()
+        assert (picked // (rows // drawn) == np.arange(drawn)).all()
+        kept = np.fromfile(trusted / f"t.a{call}.1.bin", dtype=np.float32).reshape(drawn, width)
+        sent = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
+        yield scan, kept, sent.reshape(rows, width)[picked], picked
+
+
+def assert_a_copys_tests_kept(trusted: Path, key: int, count: int) -> None:
+    """A copy's test "t" of two draws: each kept output is the input that draw was given, bit for bit the
+    grader's generation; its input was checked in place, unchanged, and not kept; the two draws differ."""
+    for draw in range(2):
+        expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, draw), 0, 0), count, -1.0, 1.0).numpy()
+        got = np.fromfile(trusted / f"t.d{draw}.1.bin", dtype=np.float32)
+        assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+        assert supervisor_records.input_changes(trusted, f"t.d{draw}") == {0: (0, -1)}
+        assert not (trusted / f"t.d{draw}.0.bin").exists()
+    assert (trusted / "t.d0.1.bin").read_bytes() != (trusted / "t.d1.1.bin").read_bytes()

@@ -16,9 +16,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from supervised_runs import HONEST, SPIN_COPY, TIMER_PATCH, claim_and_judge, request_text, run
+from supervised_runs import (
+    HONEST,
+    SPIN_COPY,
+    TIMER_PATCH,
+    assert_a_copys_tests_kept,
+    claim_and_judge,
+    request_text,
+    row_audits,
+    run,
+)
 
-from grader.judge import benchmarks, row_audit, supervisor_records
+from grader.judge import benchmarks, supervisor_records
 from grader.run import inputs as gen
 from grader.run import supervised
 
@@ -88,13 +97,7 @@ def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
         assert (result.trusted / "progress").read_text().splitlines()[-1].startswith("done")
-        for draw in range(2):
-            expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, draw), 0, 0), count, -1.0, 1.0).numpy()
-            got_out = _floats(result.trusted / f"t.d{draw}.1.bin")  # the copy of the input it was given
-            assert np.array_equal(got_out.view(np.uint32), expected.view(np.uint32))
-            assert supervisor_records.input_changes(result.trusted, f"t.d{draw}") == {0: (0, -1)}
-            assert not (result.trusted / f"t.d{draw}.0.bin").exists()  # inputs are checked, not kept
-        assert not np.array_equal(_floats(result.trusted / "t.d0.1.bin"), _floats(result.trusted / "t.d1.1.bin"))
+        assert_a_copys_tests_kept(result.trusted, key, count)
     finally:
         supervised.remove_trusted(result.trusted)
 
@@ -192,22 +195,12 @@ def test_a_row_audit_keeps_one_drawn_row_a_run_and_scans_every_element(folders, 
     result = run(folders, source, request_text(key, count, "bench 10 50 1000 3", f"rows {rows} 4096 1 {width}"))
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
-        audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
-        assert len(audits) == 3
-        for call in audits:
-            record = supervisor_records.audit_scan(result.trusted, f"t.a{call}")
-            assert record is not None
-            seed, scan = record
-            drawn = row_audit.drawn_rows(seed, rows, 4096).cpu().numpy()
-            assert (drawn // 16 == np.arange(4096)).all()
-            sent = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
-            expected = sent.reshape(rows, width)[drawn]
+        for scan, got, expected, drawn in row_audits(result.trusted, key, count, rows, width, 4096):
             if infinity:
                 assert scan == {1: supervisor_records.Scan(0, -1, 1, 70000)}
                 expected[drawn == 70000 // width, 70000 % width] = np.inf
             else:
                 assert scan == {1: supervisor_records.Scan(0, -1, 0, -1)}
-            got = _floats(result.trusted / f"t.a{call}.1.bin").reshape(4096, width)
             assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
     finally:
         supervised.remove_trusted(result.trusted)

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from supervised_runs import assert_a_copys_tests_kept, row_audits
 
-from grader.judge import benchmarks, row_audit, supervisor_records
+from grader.judge import benchmarks, supervisor_records
 from grader.run import binaries, supervised
 from grader.run import inputs as gen
 from grader.sandbox import local as sandbox
@@ -151,13 +152,7 @@ def test_inputs_are_the_graders_bit_for_bit_and_differ_per_call(folders):
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
         assert (result.trusted / "progress").read_text().splitlines()[-1].startswith("done")
-        for draw in range(2):
-            expected = gen.uniform(gen.tensor_seed(gen.call_seed(key, draw), 0, 0), count, -1.0, 1.0).numpy()
-            got_out = _floats(result.trusted / f"t.d{draw}.1.bin")  # the copy of the input it was given
-            assert np.array_equal(got_out.view(np.uint32), expected.view(np.uint32))
-            assert supervisor_records.input_changes(result.trusted, f"t.d{draw}") == {0: (0, -1)}
-            assert not (result.trusted / f"t.d{draw}.0.bin").exists()  # inputs are checked, not kept
-        assert not np.array_equal(_floats(result.trusted / "t.d0.1.bin"), _floats(result.trusted / "t.d1.1.bin"))
+        assert_a_copys_tests_kept(result.trusted, key, count)
     finally:
         supervised.remove_trusted(result.trusted)
 
@@ -212,17 +207,7 @@ def test_a_row_audit_keeps_one_drawn_row_a_run_and_scans_every_element(folders, 
     result = _run(folders, COPY_UNFINISHED if unfinished else COPY, request, count)
     try:
         assert result.outcome.returncode == 0, result.outcome.stderr
-        audits = [int(w) for w in (result.trusted / "t.audits").read_text().split()]
-        assert len(audits) == 3
-        for call in audits:
-            record = supervisor_records.audit_scan(result.trusted, f"t.a{call}")
-            assert record is not None
-            seed, scan = record
-            drawn = row_audit.drawn_rows(seed, rows, 128).cpu().numpy()
-            assert (drawn // 16 == np.arange(128)).all()
-            got = _floats(result.trusted / f"t.a{call}.1.bin").reshape(128, width)
-            sent = gen.uniform(gen.tensor_seed(gen.call_seed(key, call), 0, 0), count, -1.0, 1.0).numpy()
-            expected = sent.reshape(rows, width)[drawn]
+        for scan, got, expected, drawn in row_audits(result.trusted, key, count, rows, width, 128):
             if unfinished:
                 assert scan == {1: supervisor_records.Scan(1, count - 1, 1, 70000)}
                 expected[drawn == 70000 // width, 70000 % width] = np.inf
