@@ -41,6 +41,7 @@ SUPERVISOR_HEADERS = (
     RUN_SOURCES / "guards.h",
     RUN_SOURCES / "supervision.h",
     RUN_SOURCES / "row_audit.h",
+    RUN_SOURCES / "input_check.h",
     *BOUNDARY_HEADERS,
 )
 WORKER_HEADERS = (HARNESS_SOURCES / "seccomp.h", *BOUNDARY_HEADERS)
