@@ -1,10 +1,11 @@
 """The trusted checker: read what the harness wrote, regenerate the inputs, compare with the float64 reference.
 
 Every element must satisfy |out - ref| <= atol + rtol*|ref|; NaN and Inf never pass (that inputs came back
-exactly as generated the supervisor checks: grader/run/input_check.h). Files from the untrusted side are opened without following links, must be regular files
-of exactly the expected size, and are read as raw elements of the buffer's type (float32, float16, bfloat16 and
-fp8 as their bits, int32, int8): nothing in them is ever interpreted. Every comparison is made in float64,
-whatever the output's type; the reference receives float inputs as float64 and integer inputs as int64.
+exactly as generated the supervisor checks: grader/run/input_check.h). Files from the untrusted side are opened
+without following links, must be regular files of exactly the expected size, and are read as raw elements of the
+buffer's type (float32, float16, bfloat16 and fp8 as their bits, int32, int8): nothing in them is ever
+interpreted. Every comparison is made in float64, whatever the output's type; the reference receives float
+inputs as float64 and integer inputs as int64.
 
 A wrong output is described by kind: elements never written (they still hold the judge's NaN poison), NaN
 and Inf the submission wrote, and finite elements out of tolerance, each with its count and first index; the

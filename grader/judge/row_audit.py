@@ -3,8 +3,8 @@
 Where the problem declares its rows (problem.yaml's audit_rows, grader/problems/audit_rows.py) and a benchmark
 has more of them than an audit checks, the trusted supervisor drew a seed once the benchmark's calls were over,
 scanned every element of every output, and kept only the rows the seed picks (grader/run/row_audit.h): every
-element must still be written and finite, and the reference runs on the drawn rows alone. Elsewhere the whole output was kept
-and is compared, as in a test.
+element must still be written and finite, and the reference runs on the drawn rows alone. Elsewhere the whole
+output was kept and is compared, as in a test.
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ def _wrong_rows(problem: Problem, size_set: SizeSet, out: Path, stem: str, array
         if not result.ok:
             shown = ", ".join(map(str, rows[:8].tolist())) + (", ..." if len(rows) > 8 else "")
             return (
-                f"returned a wrong {param.name} in the {len(rows)} rows audited ({audit.size} = {shown}; the indices below count "
-                f"within them): {result.message}"
+                f"returned a wrong {param.name} in the {len(rows)} rows audited ({audit.size} = {shown}; the indices "
+                f"below count within them): {result.message}"
             )
     return ""
 

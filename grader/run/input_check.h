@@ -17,11 +17,6 @@ struct Changes {
     unsigned long long count = 0, first = ~0ull;  // elements that no longer hold their generated bits
 };
 
-// The seed of input j of call `call` of a case (the supervisors' prepare).
-inline uint64_t input_seed(const Case& c, uint64_t call, size_t j) {
-    return kjg::tensor_seed(kjg::siphash24(c.k0, c.k1, call), j);
-}
-
 // The changes of input `b` in host memory at `base`, generated under `seed`.
 inline Changes changed_elements(const Buffer& b, uint64_t seed, const void* base) {
     Changes found;

@@ -83,6 +83,12 @@ struct Case {
     uint64_t rows = 0, rows_drawn = 0;   // a benchmark's rows and how many an audit checks (row_audit.h); 0: whole
 };
 
+// The seed of input j of call `call` of a case: both supervisors make the input from it, and check it after a
+// test's call (input_check.h).
+inline uint64_t input_seed(const Case& c, uint64_t call, size_t j) {
+    return kjg::tensor_seed(kjg::siphash24(c.k0, c.k1, call), j);
+}
+
 // --- the trusted folder: every write checked, a failure is the judge's (exit 74) ----------------------------
 
 inline int g_outdir = -1;

@@ -59,11 +59,10 @@ size_t g_region_bytes = 0;
 void* buffer(const Buffer& b) { return g_region + b.offset; }
 
 void prepare(const Case& c, uint64_t index) {
-    const uint64_t seed = kjg::siphash24(c.k0, c.k1, index);
     for (size_t j = 0; j < c.buffers.size(); ++j) {
         const Buffer& b = c.buffers[j];
         if (b.is_input)
-            kjg::fill(b.dtype, buffer(b), b.count, kjg::tensor_seed(seed, j), b.low_bits, b.scale_bits);
+            kjg::fill(b.dtype, buffer(b), b.count, input_seed(c, index, j), b.low_bits, b.scale_bits);
         else
             kjg::poison(b.dtype, buffer(b), b.count);
     }
