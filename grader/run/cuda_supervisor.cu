@@ -211,11 +211,10 @@ __global__ void guard_check_kernel(const char* region, uint64_t set_bytes, Devic
 // Inputs of calls index .. index+sets-1 (one per set), NaN in every output; queued on the supervisor's stream.
 void prepare(const Case& c, uint64_t index, int sets) {
     for (int s = 0; s < sets; ++s) {
-        const uint64_t seed = kjg::siphash24(c.k0, c.k1, index + s);
         for (size_t j = 0; j < c.buffers.size(); ++j) {
             const Buffer& b = c.buffers[j];
             if (b.is_input)
-                fill_kernel<<<1024, 256, 0, g_stream>>>(at(c, s, j), b.count, b.dtype, kjg::tensor_seed(seed, j),
+                fill_kernel<<<1024, 256, 0, g_stream>>>(at(c, s, j), b.count, b.dtype, input_seed(c, index + s, j),
                                                         b.low_bits, b.scale_bits);
             else
                 poison_kernel<<<1024, 256, 0, g_stream>>>(at(c, s, j), b.count, b.dtype);
@@ -261,14 +260,8 @@ void snapshot(const Case& c, int sets, bool outputs_only) {
 // Counts the elements of a float output that still hold the poison (never written) into *count.
 __global__ void unwritten_kernel(const char* base, size_t n, kjg::Dtype dtype, unsigned* count) {
     unsigned found = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        if (dtype == kjg::Dtype::F32)
-            found += reinterpret_cast<const uint32_t*>(base)[i] == kjg::POISON_F32;
-        else if (dtype == kjg::Dtype::F16)
-            found += reinterpret_cast<const uint16_t*>(base)[i] == kjg::POISON_F16;
-        else
-            found += reinterpret_cast<const uint16_t*>(base)[i] == kjg::POISON_BF16;
-    }
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        found += kjg::element_state(dtype, base, i) == 1;
     if (found) atomicAdd(count, found);
 }
 
@@ -298,6 +291,26 @@ void keep(const Case& c, int set, const std::string& stem, char* from = g_snapsh
     }
 }
 
+// `count` counters of type T on the device, at T's initial values: `queue(found)` queues on the supervisor's
+// stream the kernels that fill them (and may wait for them); the counters once those kernels are done.
+template <class T, class Queue>
+std::vector<T> device_counts(size_t count, Queue queue, const char* during) {
+    std::vector<T> counts(count);
+    T* found = nullptr;
+    check(cudaMalloc(&found, count * sizeof(T)), during);
+    check(cudaMemcpyAsync(found, counts.data(), count * sizeof(T), cudaMemcpyHostToDevice, g_stream), during);
+    queue(found);
+    check(cudaGetLastError(), during);
+    check(cudaMemcpyAsync(counts.data(), found, count * sizeof(T), cudaMemcpyDeviceToHost, g_stream), during);
+    check(cudaStreamSynchronize(g_stream), during);
+    check(cudaFree(found), during);
+    return counts;
+}
+
+size_t inputs_of(const Case& c) {
+    return (size_t)std::count_if(c.buffers.begin(), c.buffers.end(), [](const Buffer& b) { return b.is_input; });
+}
+
 // Counts the elements of an input that no longer hold their generated bits, with the first of them
 // (input_check.h).
 __global__ void changed_kernel(const char* base, size_t n, kjg::Dtype dtype, uint64_t seed, uint32_t low, uint32_t scale,
@@ -310,24 +323,15 @@ __global__ void changed_kernel(const char* base, size_t n, kjg::Dtype dtype, uin
 
 // A test's call (set 0 of the snapshot) into the trusted folder: its outputs, and what changed in its inputs.
 void keep_test(const Case& c, uint64_t call, const std::string& stem) {
-    std::vector<Changes> changes;
-    for (const Buffer& b : c.buffers)
-        if (b.is_input) changes.emplace_back();
-    Changes* found = nullptr;
-    check(cudaMalloc(&found, changes.size() * sizeof(Changes)), "checking the inputs");
-    check(cudaMemcpyAsync(found, changes.data(), changes.size() * sizeof(Changes), cudaMemcpyHostToDevice, g_stream),
-          "checking the inputs");
-    for (size_t j = 0, next = 0; j < c.buffers.size(); ++j) {
-        const Buffer& b = c.buffers[j];
-        if (b.is_input)
-            changed_kernel<<<1024, 256, 0, g_stream>>>(at(c, 0, j, g_snapshot), b.count, b.dtype, input_seed(c, call, j),
-                                                       b.low_bits, b.scale_bits, found + next++);
-    }
-    check(cudaGetLastError(), "checking the inputs");
-    check(cudaMemcpyAsync(changes.data(), found, changes.size() * sizeof(Changes), cudaMemcpyDeviceToHost, g_stream),
-          "checking the inputs");
-    check(cudaStreamSynchronize(g_stream), "checking the inputs");
-    check(cudaFree(found), "checking the inputs");
+    auto check_inputs = [&](Changes* found) {
+        for (size_t j = 0, next = 0; j < c.buffers.size(); ++j) {
+            const Buffer& b = c.buffers[j];
+            if (b.is_input)
+                changed_kernel<<<1024, 256, 0, g_stream>>>(at(c, 0, j, g_snapshot), b.count, b.dtype,
+                                                           input_seed(c, call, j), b.low_bits, b.scale_bits, found + next++);
+        }
+    };
+    const std::vector<Changes> changes = device_counts<Changes>(inputs_of(c), check_inputs, "checking the inputs");
     keep(c, 0, stem);
     write_input_changes(c, stem, changes);
 }
@@ -362,33 +366,25 @@ __global__ void gather_kernel(const char* from, char* to, uint64_t outer, uint64
 void keep_audit(const Case& c, int slot, const std::string& stem) {
     if (!c.rows_drawn) return keep(c, slot, stem, g_audit_slots);
     const uint64_t seed = random64();
-    std::vector<Unfinished> scans;
-    for (const Buffer& b : c.buffers)
-        if (!b.is_input) scans.emplace_back();
-    Unfinished* found = nullptr;
-    check(cudaMalloc(&found, scans.size() * sizeof(Unfinished)), "scanning the audited outputs");
-    check(cudaMemcpyAsync(found, scans.data(), scans.size() * sizeof(Unfinished), cudaMemcpyHostToDevice, g_stream),
-          "scanning the audited outputs");
-    std::vector<char> host;
-    for (size_t j = 0, next = 0; j < c.buffers.size(); ++j) {
-        const Buffer& b = c.buffers[j];
-        if (b.is_input) continue;
-        const char* output = at(c, slot, j, g_audit_slots);
-        scan_kernel<<<1024, 256, 0, g_stream>>>(output, b.count, b.dtype, found + next++);
-        const uint64_t row_bytes = b.inner * bytes(b);
-        host.resize(b.outer * c.rows_drawn * row_bytes);
-        gather_kernel<<<1024, 256, 0, g_stream>>>(output, g_snapshot, b.outer, c.rows, row_bytes, c.rows_drawn, seed);
-        check(cudaGetLastError(), "keeping the audited rows");
-        check(cudaMemcpyAsync(host.data(), g_snapshot, host.size(), cudaMemcpyDeviceToHost, g_stream),
-              "keeping the audited rows");
-        check(cudaStreamSynchronize(g_stream), "keeping the audited rows");
-        write_file(stem + "." + std::to_string(j) + ".bin", host.data(), host.size(), false);
-    }
-    check(cudaMemcpyAsync(scans.data(), found, scans.size() * sizeof(Unfinished), cudaMemcpyDeviceToHost, g_stream),
-          "scanning the audited outputs");
-    check(cudaStreamSynchronize(g_stream), "scanning the audited outputs");
-    check(cudaFree(found), "scanning the audited outputs");
-    write_scan(c, stem, seed, scans);
+    auto scan_and_keep_rows = [&](Unfinished* found) {
+        std::vector<char> host;
+        for (size_t j = 0, next = 0; j < c.buffers.size(); ++j) {
+            const Buffer& b = c.buffers[j];
+            if (b.is_input) continue;
+            const char* output = at(c, slot, j, g_audit_slots);
+            scan_kernel<<<1024, 256, 0, g_stream>>>(output, b.count, b.dtype, found + next++);
+            const uint64_t row_bytes = b.inner * bytes(b);
+            host.resize(b.outer * c.rows_drawn * row_bytes);
+            gather_kernel<<<1024, 256, 0, g_stream>>>(output, g_snapshot, b.outer, c.rows, row_bytes, c.rows_drawn, seed);
+            check(cudaGetLastError(), "keeping the audited rows");
+            check(cudaMemcpyAsync(host.data(), g_snapshot, host.size(), cudaMemcpyDeviceToHost, g_stream),
+                  "keeping the audited rows");
+            check(cudaStreamSynchronize(g_stream), "keeping the audited rows");  // the snapshot is the next one's
+            write_file(stem + "." + std::to_string(j) + ".bin", host.data(), host.size(), false);
+        }
+    };
+    const size_t outputs = c.buffers.size() - inputs_of(c);
+    write_scan(c, stem, seed, device_counts<Unfinished>(outputs, scan_and_keep_rows, "scanning the audited outputs"));
 }
 
 // Reads a buffer twice the L2's size so no input or output is cached when a timed call starts (reading, not
