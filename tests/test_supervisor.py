@@ -14,6 +14,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -104,7 +105,7 @@ def _request(key: int, count: int, mode: str = "check 2", rows: str = "rows 0 0"
     )
 
 
-def _run(folder: Path, source: str, request: str, count: int, wall_s: float = 60.0) -> supervised.Result:
+def _run(folder: Path, source: str, request: str, count: int, wall_s: float = 60.0, quiet=None) -> supervised.Result:
     library = _library(folder, source)
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
@@ -122,6 +123,7 @@ def _run(folder: Path, source: str, request: str, count: int, wall_s: float = 60
             limits=limits,
             uid=uid,
             env={},
+            quiet=quiet,
         )
     finally:
         sandbox.remove_workdir(workdir)
@@ -216,6 +218,25 @@ def test_a_row_audit_keeps_one_drawn_row_a_run_and_scans_every_element(folders, 
                 assert scan == {1: supervisor_records.Scan(0, -1, 0, -1)}
             assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
         assert not list(result.trusted.glob("t.a*.0.bin"))  # outputs only
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_a_supervisor_told_to_wait_runs_no_case_until_the_grader_says_go(folders):
+    returned = []
+
+    def quiet() -> None:  # another grading's check, of half a second
+        threading.Event().wait(0.5)
+        returned.append(time.time())
+
+    count = 1000
+    result = _run(folders, COPY, _request(secrets.randbits(128), count), count, quiet=quiet)
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        progress = supervisor_records.progress(result.trusted)
+        assert progress.done and returned
+        first_case = progress.marks()[0][1]
+        assert first_case >= returned[0], (first_case, returned)
     finally:
         supervised.remove_trusted(result.trusted)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from grader.judge import pipeline
+from grader.judge.gpu_turn import GpuTurn
 from grader.judge.grading_request import GradingRequest
 from grader.sandbox import container
 from grader.verdict.model import Verdict
@@ -20,11 +21,14 @@ class SandboxUnavailable(Exception):
 
 
 def grade(
-    request: GradingRequest, progress: Callable[[str], None] | None = None, sandbox: str | None = None
+    request: GradingRequest,
+    progress: Callable[[str], None] | None = None,
+    sandbox: str | None = None,
+    turn: GpuTurn | None = None,
 ) -> Verdict:
     """The verdict of `request`, its submission_id the request's id, graded in `sandbox` (auto, docker, local;
-    None: $KERNELJUDGE_SANDBOX, else auto); a SandboxUnavailable, or the pipeline's JudgeError when the judge
-    fails."""
+    None: $KERNELJUDGE_SANDBOX, else auto), taking `turn`s on a GPU another grading shares (pipeline.grade); a
+    SandboxUnavailable, or the pipeline's JudgeError when the judge fails."""
     try:
         backend, _ = container.choose(sandbox, request.track)
     except (ValueError, RuntimeError) as error:
@@ -39,6 +43,7 @@ def grade(
         time_limit_s=request.time_limit_s,
         backend=backend,
         progress=progress,
+        turn=turn,
     )
     verdict.submission_id = request.id
     return verdict

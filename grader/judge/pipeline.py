@@ -25,11 +25,12 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 from grader import identity, torch_import, tracks
 from grader.build import compiler
-from grader.judge import benchmarks, check, run_folder, run_phases, supervisor_records
+from grader.judge import benchmarks, check, gpu_turn, run_folder, run_phases, supervisor_records
 from grader.perf import stats, telemetry
 from grader.problems.spec import Problem, describe_sizes
 from grader.run import autotuned, binaries, jit_cache, request, supervised
@@ -61,12 +62,15 @@ def grade(
     time_limit_s: float | None = None,
     sandbox_kind: str | None = None,
     backend: container.Backend | None = None,
+    turn: gpu_turn.GpuTurn | None = None,
 ) -> Verdict:
     """Grade one submission; `mode` "test" checks correctness, "submit" also times the benchmarks.
 
     `time_limit_s` replaces the problem's own limit on the tests (benchmarks add their budgets to it).
     `backend` is the sandbox a caller already chose for `track` (container.choose, which asks the Docker engine);
     without it, `sandbox_kind` is chosen here: auto, docker or local (None: $KERNELJUDGE_SANDBOX, else auto).
+    `turn`: the GPU's turns where two gradings share it (gpu_turn.py: this one's check may overlap the next
+    one's start, never its calibration or timed calls).
     """
     say = progress or (lambda _stage: None)
     tools = detect()
@@ -108,18 +112,31 @@ def grade(
         cases += [request.Case(b.name, b, "bench", secrets.randbits(128), True) for b in problem.benchmarks_for(track)]
 
     say("run")
-    run_started = time.monotonic()
     limit = time_limit_s or problem.time_limit_s
     verdict.time_limit_s = _wall_limit_s(limit, track, cases)
-    load_before = telemetry.load_average()
-    run_began = time.time()  # wall clock, as the progress record's times
     jit_key = jit_cache.key(track, verdict.source_sha256, tools) if tracks.get(track).jit_caches else ""
-    workdir, out, outcome, samples = _run_harness(problem, track, build.library, cases, limit, run, jit_key)
-    load_after = telemetry.load_average()
-    verdict.stages_s["run"] = round(time.monotonic() - run_started, 3)
-    run_ended = time.time()
-    verdict.output_tail = output_tail(outcome.stdout, outcome.stderr)
+    waited = []
+
+    def quiet() -> None:  # the wait for the GPU's last check, before the calibration: reported as its own stage
+        assert turn is not None
+        began = time.monotonic()
+        turn.quiet()
+        waited.append(time.monotonic() - began)
+
+    with turn.running() if turn else nullcontext():
+        run_started = time.monotonic()
+        load_before = telemetry.load_average()
+        run_began = time.time()  # wall clock, as the progress record's times
+        workdir, out, outcome, samples = _run_harness(
+            problem, track, build.library, cases, limit, run, jit_key, quiet if turn else None
+        )
+    if waited:
+        verdict.stages_s["run wait"] = round(waited[0], 3)
     try:
+        load_after = telemetry.load_average()
+        verdict.stages_s["run"] = round(time.monotonic() - run_started, 3)
+        run_ended = time.time()
+        verdict.output_tail = output_tail(outcome.stdout, outcome.stderr)
         verdict.autotuned = _autotuned(track, workdir)
         say("check")
         check_started = time.monotonic()
@@ -132,6 +149,8 @@ def grade(
         stats.mark_trust(verdict.benchmarks, load_before, load_after)
         verdict.stages_s["check"] = round(time.monotonic() - check_started, 3)
     finally:
+        if turn:
+            turn.checked()
         sandbox.remove_workdir(workdir)
         supervised.remove_trusted(out)
     return _finish(verdict, verdict.status, verdict.message, started)
@@ -175,9 +194,11 @@ def _run_harness(
     tests_limit_s: float,
     run: container.Backend,
     jit_key: str = "",
+    quiet: Callable[[], None] | None = None,
 ):
     """(working folder, trusted folder of the records to judge, the sandbox's outcome, telemetry samples). With a
-    `jit_key` (grader/run/jit_cache.py), the run starts with that entry's JIT caches and leaves its own in it."""
+    `jit_key` (grader/run/jit_cache.py), the run starts with that entry's JIT caches and leaves its own in it;
+    with `quiet`, its supervisor calibrates only once that has returned (gpu_turn.py)."""
     folder = run_folder.make(problem, track, library, cases, run)
     if jit_key:
         jit_cache.copy_in(track, jit_key, folder.path, folder.uid)
@@ -201,6 +222,7 @@ def _run_harness(
                 # import holds the GIL against this thread's file reads and forks (the build digest, the
                 # sandbox's probes), which then took 0.3-0.7 s each instead of 10-60 ms.
                 while_running=torch_import.warm,
+                quiet=quiet,
             )
     except BaseException:
         sandbox.remove_workdir(folder.path)

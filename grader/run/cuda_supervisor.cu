@@ -811,7 +811,10 @@ int main(int argc, char** argv) {
     append_line("progress", "loading");
     Fate fate = share_region();
     std::vector<Calibration> calibrations(request.cases.size());
-    if (fate == Fate::OK) warm_gpu();
+    if (fate == Fate::OK) {
+        await_go(request);
+        warm_gpu();
+    }
     for (size_t i = 0; fate == Fate::OK && i < request.cases.size(); ++i)
         if (request.cases[i].mode == "bench") fate = calibrate(request.cases[i], &calibrations[i]);
     if (fate == Fate::OK) {

@@ -102,6 +102,7 @@ def run(
     gpu: int | None = None,
     worker: tuple[str, ...] = ("./worker",),
     while_running: Callable[[], None] = lambda: None,
+    quiet: Callable[[], None] | None = None,
 ) -> Result:
     """Run the worker (already in `workdir`, beside `library_name`) under the supervisor.
 
@@ -112,6 +113,8 @@ def run(
     `gpu`: the GPU a container is given (the NVML index), on which the supervisor then runs too, since the
     worker can map only memory of its own GPU; None where the sandbox gives the worker the grader's GPUs.
     `while_running` is called once the worker and its supervisor are both started, from then on only waited for.
+    `quiet` (GPU tracks): the supervisor waits before its calibration for a "go", sent once `quiet` returned
+    (grader/judge/gpu_turn.py: no check of another grading then runs on the GPU).
     """
     supervisor_binary = binaries.supervisor(track)
     trusted = new_trusted_folder()
@@ -132,6 +135,7 @@ def run(
                 pidfd = os.pidfd_open(pid)
             except ProcessLookupError:
                 return  # it ended (and was reaped in its PID namespace) before it could be watched: no call ran
+            go = os.pipe() if quiet else None  # the supervisor's end, then the grader's
             try:
                 fds = (ours.fileno(), memory, pidfd) if memory >= 0 else (ours.fileno(), pidfd)
                 process = subprocess.Popen(
@@ -140,19 +144,25 @@ def run(
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=errors,
-                    pass_fds=fds,
+                    pass_fds=fds + go[:1] if go else fds,
                     close_fds=True,
                 )
             except BaseException:
                 os.close(pidfd)
+                for end in go or ():
+                    os.close(end)
                 raise
             started.append(process)
             _favour(pid, process.pid)
             threading.Thread(target=_end_worker_with, args=(process, pidfd), daemon=True).start()
             head = f"worker {pid}\noutdir {trusted}\nwall_ms {int(limits.wall_s * 1000)}\n"
+            head += f"go {go[0]}\n" if go else ""
             assert process.stdin is not None
             with process.stdin:
                 process.stdin.write((head + cases_request).encode())
+            if go and quiet:
+                os.close(go[0])
+                threading.Thread(target=_go_when, args=(quiet, go[1]), daemon=True).start()
             while_running()
 
         outcome = sandbox_run(
@@ -182,6 +192,14 @@ def run(
         if memory >= 0:
             os.close(memory)
         errors.close()
+
+
+def _go_when(quiet: Callable[[], None], go: int) -> None:
+    """Closes the supervisor's go pipe once `quiet` returned (it calibrates then)."""
+    try:
+        quiet()
+    finally:
+        os.close(go)
 
 
 def _supervisor_env(gpu: int | None) -> dict[str, str] | None:

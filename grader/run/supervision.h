@@ -10,6 +10,7 @@
 // Request (whitespace-separated tokens; grader/run/request.py writes it, grader/run/supervised.py adds the head):
 //   worker PID  outdir PATH  wall_ms MS
 //   [jit BUDGET_MS]   (the JIT stage: tracks whose kernels compile on their first call; run_jit_stage)
+//   [go FD]   (a pipe the grader writes to, or closes, once the supervisor may calibrate: await_go)
 //   case NAME check K0 K1 DRAWS | case NAME bench K0 K1 MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
 //   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
 //   (bench only) rows ROWS DRAWN   then, where DRAWN is not 0, for each output: OUTER INNER
@@ -139,6 +140,7 @@ struct Request {
     std::string outdir;
     double wall_ms = 0;
     double jit_ms = 0;  // the JIT stage's budget; 0: no stage
+    int go_fd = -1;  // "go FD": calibrate only once FD is readable (await_go)
     std::vector<Case> cases;
 };
 
@@ -205,6 +207,10 @@ inline Request read_request() {
     while (std::cin >> word && word != "end") {
         if (word == "jit" && r.cases.empty() && r.jit_ms == 0) {
             if (!(std::cin >> r.jit_ms) || !(r.jit_ms > 0)) die(EXIT_INTERNAL, "malformed jit in the request");
+            continue;
+        }
+        if (word == "go") {
+            if (!(std::cin >> r.go_fd) || r.go_fd < 3) die(EXIT_INTERNAL, "malformed go in the request");
             continue;
         }
         if (word != "case") die(EXIT_INTERNAL, "expected case, got " + word);
@@ -419,6 +425,18 @@ inline Request start(int control_fd, int worker_pidfd) {
     if (g_outdir < 0) die(EXIT_INTERNAL, "cannot open the trusted folder " + request.outdir);
     g_canary_salt = random64();
     return request;
+}
+
+// A request with "go FD": waits until the grader writes to FD or closes it (it does once no check of another
+// grading runs on this GPU, grader/judge/gpu_turn.py), or until the run's deadline.
+inline void await_go(const Request& r) {
+    if (r.go_fd < 0) return;
+    pollfd p{r.go_fd, POLLIN, 0};
+    for (double left_ms; (left_ms = g_deadline_ms - now_ms()) > 0;) {
+        const int ready = poll(&p, 1, (int)std::min(left_ms, 1e9));
+        if (ready > 0 || (ready < 0 && errno != EINTR)) break;
+    }
+    close(r.go_fd);
 }
 
 inline std::string stamped(const std::string& what) {

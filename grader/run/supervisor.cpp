@@ -243,6 +243,7 @@ int main(int argc, char** argv) {
     append_line("progress", "loading");
     Fate fate = receive(kjp::LOADED, 0);
     if (fate == Fate::OK) fate = freeze();
+    if (fate == Fate::OK) await_go(request);
     fate = run_cases(request, fate, [&](size_t i) {
         const Case& c = request.cases[i];
         return c.mode == "check" ? run_check(c) : run_bench(c);

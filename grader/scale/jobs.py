@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 
 from grader.build import compiler
 from grader.judge import job_request
+from grader.judge.gpu_turn import GpuTurn
 from grader.judge.grading_request import MODES as MODES
 from grader.judge.grading_request import GradingRequest
 from grader.judge.grading_request import id_from_hex as id_from_hex
@@ -31,10 +32,11 @@ from grader.verdict.model import Verdict
 Job = GradingRequest  # a job is a grading request (grader/judge/grading_request.py), validated when made
 
 
-def run_job(job: Job) -> dict:
-    """Grade one job: the verdict JSON, its submission_id the job id. Raises only for a grader failure (a
-    problem broken since the job was made, a sandbox that cannot be used here, the judge's own failure)."""
-    return job_request.grade(job).to_json()
+def run_job(job: Job, turn: GpuTurn | None = None) -> dict:
+    """Grade one job (taking `turn`s on a GPU another runner shares: grader/judge/gpu_turn.py): the verdict JSON,
+    its submission_id the job id. Raises only for a grader failure (a problem broken since the job was made, a
+    sandbox that cannot be used here, the judge's own failure)."""
+    return job_request.grade(job, turn=turn).to_json()
 
 
 def compile_job(job: Job) -> dict:

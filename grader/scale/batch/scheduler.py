@@ -2,8 +2,10 @@
 
 - A pool of compile processes builds each distinct submission into the build cache (grader/build/compiler.py),
   so compiling the next submissions overlaps running this one; one that does not compile is judged there.
-- One runner process per GPU, pinned to it (grader/scale/topology.py), runs, checks and times one submission
-  at a time, so a GPU never times two at once; the CPU track gets one runner per group of cores.
+- Two runner processes per GPU, pinned to it (grader/scale/topology.py), take turns (grader/judge/gpu_turn.py):
+  one submission runs at a time, and while it is checked the next one's run starts, its supervisor calibrating
+  only once the check is over, so a GPU never times two at once and nothing else runs on it while it times;
+  the CPU track gets one runner per group of cores.
 - A runner process that dies (the grader, not the submission: a submission runs in the sandbox) is replaced,
   and its job tried once more.
 
@@ -17,18 +19,23 @@ from __future__ import annotations
 import heapq
 import multiprocessing
 import os
+import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from pathlib import Path
 
 from grader import tracks
+from grader.judge.gpu_turn import GpuTurn
 from grader.scale import jobs, lifetime, topology
 from grader.scale.jobs import Job
 from grader.tracks import devices
 
 RUN_ATTEMPTS = 2  # a runner process that dies is replaced once for the same job
+RUNNERS_PER_GPU = 2  # taking turns: one runs while the other is checked (grader/judge/gpu_turn.py)
 # (key, result, build, grader error, the runner's label: "" where the compile pool judged it)
 Finish = Callable[[tuple, dict | None, dict | None, str, str], None]
 
@@ -45,10 +52,16 @@ def _adopt(environment: dict, owner: int) -> None:
     os.environ.update(environment)
 
 
-def _pin(environment: dict, owner: int, gpu: str | None, cores: list[int] | None) -> None:
-    """Runs first in each runner process: as _adopt, then one GPU or one group of cores (inherited by the harness)."""
+_turn: GpuTurn | None = None  # a GPU runner's turns on its GPU, set by _pin
+
+
+def _pin(environment: dict, owner: int, gpu: str | None, cores: list[int] | None, turns: Path | None) -> None:
+    """Runs first in each runner process: as _adopt, then one GPU or one group of cores (inherited by the harness),
+    and on a GPU the turns it takes with the other runner of that GPU (locks in the folder `turns`)."""
+    global _turn
     _adopt(environment, owner)
     topology.pin(gpu, cores)
+    _turn = GpuTurn(turns, gpu) if turns is not None and gpu is not None else None
 
 
 def _compile(job: Job) -> dict:
@@ -59,7 +72,7 @@ def _compile(job: Job) -> dict:
 
 def _run(job: Job) -> dict:
     """In a runner: run, check and time one job (its library is in the build cache by now)."""
-    return jobs.run_job(job)
+    return jobs.run_job(job, _turn)
 
 
 @dataclass
@@ -71,20 +84,23 @@ class Runner:
     pool: ProcessPoolExecutor | None = None
     busy: tuple | None = None  # the grading key it is running
 
-    def start(self, context) -> None:
+    def start(self, context, turns: Path | None) -> None:
         self.pool = ProcessPoolExecutor(
-            1, mp_context=context, initializer=_pin, initargs=(dict(os.environ), os.getpid(), self.gpu, self.cores)
+            1,
+            mp_context=context,
+            initializer=_pin,
+            initargs=(dict(os.environ), os.getpid(), self.gpu, self.cores, turns),
         )
 
-    def restart(self, context) -> None:
+    def restart(self, context, turns: Path | None) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
-        self.start(context)
+        self.start(context, turns)
 
 
 def make_runners(wanted: set[str], gpus: list[str], cpu_workers: int) -> list[Runner]:
-    """Runners for the devices named in `wanted`: one per GPU for the GPU, one per core group for the CPU; a
-    NoRunner when a device has none here."""
+    """Runners for the devices named in `wanted`: RUNNERS_PER_GPU per GPU for the GPU, one per core group for the
+    CPU; a NoRunner when a device has none here."""
     runners = []
     for on in devices.DEVICES:
         if on.name not in wanted:
@@ -92,7 +108,7 @@ def make_runners(wanted: set[str], gpus: list[str], cpu_workers: int) -> list[Ru
         if on.gpu and not gpus:
             raise NoRunner("CUDA-track jobs, but no GPU is visible (nvidia-smi lists none; name them with --gpus)")
         if on.gpu:
-            runners += [Runner(on.name, f"gpu {g}", g, None) for g in gpus]
+            runners += [Runner(on.name, f"gpu {g}", g, None) for g in gpus for _ in range(RUNNERS_PER_GPU)]
         else:
             groups = topology.core_groups(cpu_workers)
             runners += [Runner(on.name, topology.describe_cores(g), None, g) for g in groups]
@@ -133,8 +149,9 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
         initializer=_adopt,
         initargs=(dict(os.environ), os.getpid()),
     )
+    turns = Path(tempfile.mkdtemp(prefix="kerneljudge-turns-"))  # the GPU runners' locks (gpu_turn.py)
     for runner in runners:
-        runner.start(context)
+        runner.start(context, turns)
     rank = {key: place for place, key in enumerate(leaders)}
     ready: dict[str, list[tuple[int, tuple]]] = {t: [] for t in wanted}  # heaps of (rank, key)
     compiled: dict[tuple, dict] = {}
@@ -169,7 +186,7 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
                 try:
                     result = future.result()
                 except BrokenProcessPool:
-                    runner.restart(context)
+                    runner.restart(context, turns)  # a dead runner's locks went with it
                     attempts[key] += 1
                     if attempts[key] < RUN_ATTEMPTS:
                         heapq.heappush(ready[runner.track], (rank[key], key))
@@ -185,3 +202,4 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
         _close(compilers, abandon)
         for runner in runners:
             _close(runner.pool, abandon)
+        shutil.rmtree(turns, ignore_errors=True)
