@@ -398,3 +398,15 @@ def test_a_closed_pool_leaves_no_thread_to_race_the_exit_hook(abandon):
     assert managers
     scheduler._close(pool, abandon)
     assert not any(t.is_alive() for t in managers)
+
+
+def test_a_batchs_compiles_run_below_its_runs_in_priority():
+    # Compiles on every core at the runs' priority kept an honest worker off its core long enough after each call
+    # for the side-stream check to reject it.
+    runs = os.getpriority(os.PRIO_PROCESS, 0)
+    pool = scheduler.compile_pool(scheduler._context(), 1)
+    try:
+        compiles = pool.submit(os.getpriority, os.PRIO_PROCESS, 0).result(timeout=60)
+    finally:
+        pool.shutdown()
+    assert compiles == min(19, runs + scheduler.COMPILE_NICENESS)

@@ -35,6 +35,7 @@ from grader.scale.jobs import Job
 from grader.tracks import devices
 
 RUN_ATTEMPTS = 2  # a runner process that dies is replaced once for the same job
+COMPILE_NICENESS = 10  # the compile pool's: at 10 a process gets a tenth of a core a normal one contends for
 RUNNERS_PER_GPU = 2  # taking turns: one runs while the other is checked (grader/judge/gpu_turn.py)
 # (key, result, build, grader error, the runner's label: "" where the compile pool judged it)
 Finish = Callable[[tuple, dict | None, dict | None, str, str], None]
@@ -53,6 +54,15 @@ def _adopt(environment: dict, owner: int) -> None:
 
 
 _turn: GpuTurn | None = None  # a GPU runner's turns on its GPU, set by _pin
+
+
+def _adopt_as_compiler(environment: dict, owner: int) -> None:
+    """Runs first in each compile process: as _adopt, at a lower priority (inherited by the compiler), so a batch's
+    compiles take the cores the runs leave. At equal priority, sixteen nvcc on sixteen cores kept an honest
+    kernel's worker off its core for 4 ms after every call of a test on an H200, which the side-stream check
+    read as work left running (pipeline.py _side_stream_tail_ms)."""
+    _adopt(environment, owner)
+    os.nice(COMPILE_NICENESS)
 
 
 def _pin(environment: dict, owner: int, gpu: str | None, cores: list[int] | None, turns: Path | None) -> None:
@@ -135,6 +145,13 @@ def _close(pool: ProcessPoolExecutor | None, abandon: bool) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
+def compile_pool(context, workers: int) -> ProcessPoolExecutor:
+    """The batch's compile processes, below its runners in priority (_adopt_as_compiler)."""
+    return ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_adopt_as_compiler, initargs=(dict(os.environ), os.getpid())
+    )
+
+
 def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], compile_workers: int) -> None:
     """Grade one job per key (compile, then run on a runner of its track), calling `finish` for each as it ends:
     with its result and build, or with None and what went wrong when the grader itself failed on it.
@@ -143,12 +160,7 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
     free runner takes the first of the compiled ones in it, so no runner waits while a compiled job does."""
     context = _context()
     wanted = {runner.track for runner in runners}  # a runner's track is its device's name
-    compilers = ProcessPoolExecutor(
-        min(compile_workers, len(leaders)),
-        mp_context=context,
-        initializer=_adopt,
-        initargs=(dict(os.environ), os.getpid()),
-    )
+    compilers = compile_pool(context, min(compile_workers, len(leaders)))
     turns = Path(tempfile.mkdtemp(prefix="kerneljudge-turns-"))  # the GPU runners' locks (gpu_turn.py)
     for runner in runners:
         runner.start(context, turns)
