@@ -15,7 +15,7 @@ import typer
 from rich.text import Text
 
 from grader import settings
-from grader.cli import args, authoring, bench, grading, output, scale, selftest, warm
+from grader.cli import args, authoring, bench, grading, output, quick_exit, scale, selftest, warm
 from grader.cli import profile as cli_profile
 from grader.cli import results as cli_results
 from grader.cli import web as cli_web
@@ -229,5 +229,11 @@ cli_profile.register(app)  # profile (Nsight Compute)
 scale.register(app)  # grade-many, worker, enqueue, queue status
 cli_web.register(app)  # serve (the web judge), users, verify
 
+
+def main() -> None:
+    """The `grader` command: the app, then the process's end without the interpreter's teardown (quick_exit)."""
+    quick_exit.run(app)
+
+
 if __name__ == "__main__":  # python -m grader.cli.main ...: the `grader` command without its script
-    app()
+    main()
