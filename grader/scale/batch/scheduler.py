@@ -58,9 +58,10 @@ _turn: GpuTurn | None = None  # a GPU runner's turns on its GPU, set by _pin
 
 def _adopt_as_compiler(environment: dict, owner: int) -> None:
     """Runs first in each compile process: as _adopt, at a lower priority (inherited by the compiler), so a batch's
-    compiles take the cores the runs leave. At equal priority, sixteen nvcc on sixteen cores kept an honest
-    kernel's worker off its core for 4 ms after every call of a test on an H200, which the side-stream check
-    read as work left running (pipeline.py _side_stream_tail_ms)."""
+    compiles take the cores the runs leave. At equal priority, with sixteen nvcc on sixteen cores, an honest
+    kernel's test on an H200 showed 3.8 ms after every call, which the side-stream check read as work left
+    running (pipeline.py _side_stream_tail_ms): the worker measures that tail on the host, after a synchronise,
+    so a worker kept off its core stretches it."""
     _adopt(environment, owner)
     os.nice(COMPILE_NICENESS)
 
