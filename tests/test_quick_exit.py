@@ -18,9 +18,7 @@ def _python(code: str, **kwargs) -> subprocess.CompletedProcess:
 
 
 def _grader(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.cli.main", *argv], capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-m", "grader.cli.main", *argv], capture_output=True, text=True, timeout=120)
 
 
 def test_a_piped_output_arrives_whole_and_the_status_is_the_commands():
