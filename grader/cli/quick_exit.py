@@ -23,7 +23,7 @@ def run(command: Callable[[], object]) -> None:
         code: str | int | None = 0
     except SystemExit as done:
         code = done.code
-    if any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate()):
+    if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):  # alive ones only
         sys.exit(code)
     status = _status(code)
     atexit._run_exitfuncs()
