@@ -2,7 +2,7 @@
 // mode: submit
 // message: returned a wrong output
 // Cheat (audits): the CUDA twin of final_call_evader.cpp. On wide_32k (a size no test has) its first call is
-// honest and then spins 600 ms on the GPU, past the quarter of the 2 s budget that ends the warm-up, so the
+// honest and then spins 600 ms on the GPU, past the quarter of the 1 s budget that ends the warm-up, so the
 // warm-up is that one call; every later call writes 1/N everywhere and spins to one fixed length above the
 // physical floor, so thirty samples of one length end the sampling at once, and it is honest again in call 31,
 // the one it predicts to be the last. The audits are a uniform draw of the samples made as each call returns and
