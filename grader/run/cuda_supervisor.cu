@@ -59,7 +59,10 @@ constexpr int CALIBRATION_CALLS = 25, CALIBRATION_DISCARDED = 5;  // the first c
 constexpr uint32_t LONG_CALLS_US[] = {250, 1000, 4000};
 constexpr int LONG_CALLS = 8, LONG_CALLS_DISCARDED = 2;
 constexpr double REST_SLOPE_CAP = 0.5;  // the rest may grow by at most this much per ms of work (see rest_for)
-constexpr double GPU_WARMUP_MS = 200;  // the GPU's clocks up before the calibration, as they are during the calls
+// The GPU's clocks up before the calibration, as they are during the calls: warmed at least this long and until
+// the clock probe holds still, at most GPU_WARMUP_MS (see warm_gpu).
+constexpr double GPU_WARMUP_MIN_MS = 20, GPU_WARMUP_MS = 200;
+constexpr uint32_t CLOCK_PROBE_STEPS = 1u << 19;  // about 1 ms of dependent FMAs at an H100's or H200's top clock
 // After the worker's DONE (it has waited for its whole device, so its mark is written), the supervisor's stream
 // should pass the DONE word's wait at once; past this long, the supervisor writes the word itself.
 constexpr double RELEASE_MS = 200;
@@ -605,12 +608,31 @@ Fate empty_call(kjp::Reply* reply) {
     return fate != Fate::OK ? fate : frozen;
 }
 
-// Keeps the GPU busy for a while, so its clocks are up when the calibration starts.
+// One warp's chain of dependent FMAs: its length follows the SM clock alone.
+__global__ void clock_probe_kernel(uint32_t steps, float* sink) {
+    float x = (float)threadIdx.x;
+    for (uint32_t i = 0; i < steps; ++i) x = fmaf(x, 0.999999f, 0.5f);
+    if (x == -1.0f) *sink = x;  // never: keeps the chain
+}
+
+// Keeps the GPU busy until its clocks are up when the calibration starts: rounds of the clock probe and a cache
+// flush, until three probes in a row agree within 1% after GPU_WARMUP_MIN_MS, or GPU_WARMUP_MS. A GPU that was
+// busy a moment ago (the last grading of a batch, or its check) passes in GPU_WARMUP_MIN_MS; an idle one ramps
+// its clocks meanwhile, which the probe's shortening shows.
 void warm_gpu() {
-    const double until = now_ms() + GPU_WARMUP_MS;
-    while (now_ms() < until) {
-        for (int i = 0; i < 8; ++i) flush_cache();
+    const double started = now_ms();
+    std::vector<double> probes;
+    while (now_ms() - started < GPU_WARMUP_MS) {
+        check(cudaEventRecord(g_marks[GATE], g_stream), "warming the GPU");
+        clock_probe_kernel<<<1, 32, 0, g_stream>>>(CLOCK_PROBE_STEPS, nullptr);
+        check(cudaGetLastError(), "warming the GPU");
+        check(cudaEventRecord(g_marks[DONE_WORD], g_stream), "warming the GPU");
+        flush_cache();
         check(cudaStreamSynchronize(g_stream), "warming the GPU");
+        probes.push_back(elapsed_ms(g_marks[GATE], g_marks[DONE_WORD]));
+        if (probes.size() < 3 || now_ms() - started < GPU_WARMUP_MIN_MS) continue;
+        const auto [low, high] = std::minmax_element(probes.end() - 3, probes.end());
+        if (*high <= *low * 1.01) break;
     }
 }
 
