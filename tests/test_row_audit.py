@@ -61,6 +61,10 @@ def test_the_reference_on_drawn_rows_is_those_rows_of_the_full_reference(slug):
         ("audit_rows: {size: M, axes: {input: 0}}", "output 'output' is not named in axes"),
         ("audit_rows: {size: M, axes: {input: 0, output: 2}}", "'output' has no axis 2"),
         ("audit_rows: {size: M, axes: {inputs: 0, output: 0}}", "'inputs' is not a buffer of the signature"),
+        (
+            "audit_rows: {size: M, axes: {input: 0, output: 0}, reference: whole}",
+            "input 'input' is named in axes, but a whole reference slices no input",
+        ),
     ],
 )
 def test_a_broken_declaration_is_refused_naming_the_field(tmp_path, line, fault):
@@ -107,6 +111,23 @@ def test_a_right_output_passes_and_a_wrong_drawn_row_is_named(tmp_path):
     shown = ", ".join(map(str, drawn[:8]))
     assert message.startswith(f"returned a wrong output in the 64 rows audited (M = {shown}, ...;")
     assert "out of tolerance, first at [3, " in message
+
+
+def test_a_scans_audit_compares_drawn_elements_of_the_whole_reference(tmp_path):
+    problem = load_problem("prefix-sum")  # output i needs input[0..i]: no row's reference is its own
+    assert problem.audit_rows.reference == "whole"
+    size_set = SizeSet(name="scan", sizes={"N": 5000})
+    arrays = _inputs(problem, size_set)
+    right = check.reference_outputs(problem, size_set, arrays)["output"].to(torch.float32).cpu().numpy()
+    drawn = _records(tmp_path, right, SEED)
+    assert len(drawn) == audit_rows.rows_to_draw(5000) == 313
+    assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays) == ""
+    wrong = right.copy()
+    wrong[drawn[200]] += 1.0  # 35 times the allowance at N = 5000
+    _records(tmp_path, wrong, SEED)
+    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
+    assert message.startswith(f"returned a wrong output in the 313 rows audited (N = {drawn[0]}, ")
+    assert "first at [200]" in message
 
 
 def test_what_the_scan_found_anywhere_is_the_verdict_whatever_rows_were_drawn(tmp_path):

@@ -3,7 +3,8 @@
 Where the problem declares its rows (problem.yaml's audit_rows, grader/problems/audit_rows.py) and a benchmark
 has more of them than an audit checks, the trusted supervisor drew a seed once the benchmark's calls were over,
 scanned every element of every output, and kept only the rows the seed picks (grader/run/row_audit.h): every
-element must still be written and finite, and the reference runs on the drawn rows alone. Elsewhere the whole
+element must still be written and finite, and the reference runs on the drawn rows alone (or, for a problem whose
+rows need the whole call, on the whole call, of which the drawn rows are compared). Elsewhere the whole
 output was kept and is compared, as in a test.
 """
 
@@ -111,10 +112,14 @@ def reference_on_rows(
     problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor], rows: Sequence[int] | torch.Tensor
 ) -> dict[str, torch.Tensor]:
     """The float64 reference for only these rows of a call (problem.audit_rows): the inputs sliced along their
-    axes, the row size set to how many rows there are."""
+    axes, the row size set to how many rows there are; or, for a whole reference, the call's reference with only
+    these rows kept."""
     audit = problem.audit_rows
     assert audit is not None, f"{problem.slug} declares no audit_rows"
     tensors = check.reference_inputs(problem, size_set, arrays)
     index = torch.as_tensor(rows, dtype=torch.int64).to(next(iter(tensors.values())).device)
+    if audit.reference == "whole":
+        whole = check.run_reference(problem, tensors, size_set.sizes)
+        return {name: out.index_select(audit.axes[name], index.to(out.device)) for name, out in whole.items()}
     sliced = {name: t.index_select(audit.axes[name], index) if name in audit.axes else t for name, t in tensors.items()}
     return check.run_reference(problem, sliced, {**size_set.sizes, audit.size: len(rows)})

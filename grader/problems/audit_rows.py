@@ -7,7 +7,12 @@ depends on the same row of some inputs and on the whole of the others), problem.
     audit_rows: {size: M, axes: {A: 0, C: 0}}      # matmul: row i of C needs row i of A and all of B
 
 `axes` names each sliced buffer with the axis that runs over `size` (every output must be named; an input not
-named is passed whole). Once a benchmark's calls are over, the trusted supervisor draws the rows of each audited
+named is passed whole). Where an output's rows can be told apart but each needs more than its own rows of the
+inputs (a scan, a sort), `reference: whole` says so: the reference runs on the whole call and the drawn rows are
+taken from its outputs, which still spares the whole output's way out of the GPU:
+
+    audit_rows: {size: N, axes: {output: 0}, reference: whole}   # prefix-sum: output i needs input[0..i]
+ Once a benchmark's calls are over, the trusted supervisor draws the rows of each audited
 call, scans its whole outputs for elements never written or not finite, and keeps only the drawn rows
 (grader/run/row_audit.h); the grader runs the reference on those rows alone, with `size` set to how many were
 drawn (grader/judge/row_audit.py). tests/test_row_audit.py checks, for every problem that declares it, that the
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +38,7 @@ class AuditRows(BaseModel):
 
     size: str = Field(min_length=1)  # a size parameter: the number of rows
     axes: dict[str, int] = Field(min_length=1)  # buffer name -> the axis that runs over `size`
+    reference: Literal["rows", "whole"] = "rows"  # on the drawn rows' inputs, or on the whole call's
 
 
 def faults_of(audit: AuditRows, shapes: dict[str, list[str | int]], outputs: list[str], sizes: list[str]) -> list[str]:
@@ -48,6 +55,12 @@ def faults_of(audit: AuditRows, shapes: dict[str, list[str | int]], outputs: lis
         elif str(shapes[name][axis]).strip() != audit.size:
             faults.append(f"axis {axis} of {name!r} is {shapes[name][axis]!r}, not {audit.size!r}")
     faults += [f"output {name!r} is not named in axes" for name in outputs if name not in audit.axes]
+    if audit.reference == "whole":
+        faults += [
+            f"input {name!r} is named in axes, but a whole reference slices no input"
+            for name in audit.axes
+            if name in shapes and name not in outputs
+        ]
     return faults
 
 
