@@ -31,6 +31,7 @@ from grader.judge.intake import SourceError
 from grader.problems.catalog import load_problem
 from grader.records import storage
 from grader.records.schema import submissions
+from grader.scale import topology
 from grader.scale.batch import grade_many, scheduler
 from grader.scale.batch import inputs as batch_input
 from grader.scale.jobs import Job
@@ -400,13 +401,25 @@ def test_a_closed_pool_leaves_no_thread_to_race_the_exit_hook(abandon):
     assert not any(t.is_alive() for t in managers)
 
 
-def test_a_batchs_compiles_run_below_its_runs_in_priority():
-    # Compiles on every core at the runs' priority kept an honest worker off its core long enough after each call
-    # for the side-stream check to reject it.
+def test_a_batchs_compiles_run_on_their_own_cores_below_its_runs_in_priority():
+    # Compiles on every core kept an honest worker off its core long enough after each call for the side-stream
+    # check to reject it.
     runs = os.getpriority(os.PRIO_PROCESS, 0)
-    pool = scheduler.compile_pool(scheduler._context(), 1)
+    first = min(os.sched_getaffinity(0))
+    pool = scheduler.compile_pool(scheduler._context(), 1, [first])
     try:
         compiles = pool.submit(os.getpriority, os.PRIO_PROCESS, 0).result(timeout=60)
+        cores = pool.submit(os.sched_getaffinity, 0).result(timeout=60)
     finally:
         pool.shutdown()
     assert compiles == min(19, runs + scheduler.COMPILE_NICENESS)
+    assert cores == {first}
+
+
+@pytest.mark.parametrize(
+    "cores, gpus, compile_on",
+    [(16, 1, 12), (16, 0, 16), (128, 8, 96), (32, 8, 16), (2, 1, 1), (2, 0, 2), (1, 1, 1)],
+)
+def test_compiles_leave_each_gpus_run_cores_of_its_own_and_keep_half(monkeypatch, cores, gpus, compile_on):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(100, 100 + cores)))
+    assert topology.compile_cores(gpus) == list(range(100, 100 + compile_on))

@@ -131,7 +131,9 @@ def grade_many_command(
     ),
     gpus: str | None = typer.Option(None, help="GPU ids to use, e.g. 0,1 (default: every GPU)."),
     workers: int = typer.Option(1, help="CPU track: runner processes, each on its own group of cores."),
-    compile_workers: int | None = typer.Option(None, help="Compile processes (default: one per core)."),
+    compile_workers: int | None = typer.Option(
+        None, help="Compile processes (default: one per core a batch compiles on)."
+    ),
     time_limit: float | None = typer.Option(None, help="Time limit of the tests in seconds (default: the problem's)."),
     db: str | None = typer.Option(None, help="Database URL (default: $KERNELJUDGE_DB, else SQLite)."),
     no_db: bool = typer.Option(False, "--no-db", help="Do not store the verdicts."),

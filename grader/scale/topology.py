@@ -13,6 +13,8 @@ import subprocess
 
 from grader import settings
 
+RUN_CORES_PER_GPU = 4  # a GPU's timed run (its worker and supervisor) and its other runner (a start or a check)
+
 
 def visible_gpus() -> list[str]:
     """GPU ids to pin to: $CUDA_VISIBLE_DEVICES where set, else every GPU nvidia-smi lists."""
@@ -38,6 +40,15 @@ def core_groups(count: int) -> list[list[int]]:
         groups.append(cores[start:end])
         start = end
     return groups
+
+
+def compile_cores(gpus: int) -> list[int]:
+    """The cores a batch's compiles may take: this process's, less RUN_CORES_PER_GPU per GPU (the last ones), and
+    never fewer than half. A GPU's run then always finds cores no compile contends for: its worker, waiting for
+    the GPU, yields its core, and a compile there held it for a whole time slice (3.9 ms after every call of an
+    honest kernel's tests on an H200, niced or not, which the side-stream check read as work left running)."""
+    cores = sorted(os.sched_getaffinity(0))
+    return cores[: max(len(cores) - RUN_CORES_PER_GPU * gpus, (len(cores) + 1) // 2)]
 
 
 def describe_cores(cores: list[int]) -> str:

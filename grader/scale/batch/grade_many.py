@@ -236,7 +236,7 @@ def _grade(
             gpu_ids = gpus if gpus is not None else topology.visible_gpus()
             runners = scheduler.make_runners(devices_used, gpu_ids, cpu_workers)
             summary.busy_s.update({runner.label: 0.0 for runner in runners})
-            scheduler.dispatch(leaders, finish, runners, compile_workers or os.cpu_count() or 1)
+            scheduler.dispatch(leaders, finish, runners, compile_workers)
     finally:
         if out:
             try:

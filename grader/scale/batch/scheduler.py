@@ -56,13 +56,12 @@ def _adopt(environment: dict, owner: int) -> None:
 _turn: GpuTurn | None = None  # a GPU runner's turns on its GPU, set by _pin
 
 
-def _adopt_as_compiler(environment: dict, owner: int) -> None:
-    """Runs first in each compile process: as _adopt, at a lower priority (inherited by the compiler), so a batch's
-    compiles take the cores the runs leave. At equal priority, with sixteen nvcc on sixteen cores, an honest
-    kernel's test on an H200 showed 3.8 ms after every call, which the side-stream check read as work left
-    running (pipeline.py _side_stream_tail_ms): the worker measures that tail on the host, after a synchronise,
-    so a worker kept off its core stretches it."""
+def _adopt_as_compiler(environment: dict, owner: int, cores: list[int]) -> None:
+    """Runs first in each compile process: as _adopt, on the batch's compile cores (topology.compile_cores) and at
+    a lower priority (both inherited by the compiler), so a batch's compiles leave its runs cores of their own and
+    take the rest only as the runs leave them."""
     _adopt(environment, owner)
+    os.sched_setaffinity(0, cores)
     os.nice(COMPILE_NICENESS)
 
 
@@ -146,22 +145,24 @@ def _close(pool: ProcessPoolExecutor | None, abandon: bool) -> None:
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def compile_pool(context, workers: int) -> ProcessPoolExecutor:
-    """The batch's compile processes, below its runners in priority (_adopt_as_compiler)."""
+def compile_pool(context, workers: int, cores: list[int]) -> ProcessPoolExecutor:
+    """The batch's compile processes, on `cores` and below its runners in priority (_adopt_as_compiler)."""
     return ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_adopt_as_compiler, initargs=(dict(os.environ), os.getpid())
+        workers, mp_context=context, initializer=_adopt_as_compiler, initargs=(dict(os.environ), os.getpid(), cores)
     )
 
 
-def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], compile_workers: int) -> None:
+def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], compile_workers: int | None) -> None:
     """Grade one job per key (compile, then run on a runner of its track), calling `finish` for each as it ends:
     with its result and build, or with None and what went wrong when the grader itself failed on it.
 
     `leaders` is in the order to grade in (grader/scale/batch/order.py): jobs are compiled in that order, and a
-    free runner takes the first of the compiled ones in it, so no runner waits while a compiled job does."""
+    free runner takes the first of the compiled ones in it, so no runner waits while a compiled job does.
+    `compile_workers`: how many compile at once (default: one per compile core, topology.compile_cores)."""
     context = _context()
     wanted = {runner.track for runner in runners}  # a runner's track is its device's name
-    compilers = compile_pool(context, min(compile_workers, len(leaders)))
+    cores = topology.compile_cores(len({runner.gpu for runner in runners if runner.gpu is not None}))
+    compilers = compile_pool(context, min(compile_workers or len(cores), len(leaders)), cores)
     turns = Path(tempfile.mkdtemp(prefix="kerneljudge-turns-"))  # the GPU runners' locks (gpu_turn.py)
     for runner in runners:
         runner.start(context, turns)
