@@ -12,10 +12,11 @@ inputs (a scan, a sort), `reference: whole` says so: the reference runs on the w
 taken from its outputs, which still spares the whole output's way out of the GPU:
 
     audit_rows: {size: N, axes: {output: 0}, reference: whole}   # prefix-sum: output i needs input[0..i]
- Once a benchmark's calls are over, the trusted supervisor draws the rows of each audited
-call, scans its whole outputs for elements never written or not finite, and keeps only the drawn rows
-(grader/run/row_audit.h); the grader runs the reference on those rows alone, with `size` set to how many were
-drawn (grader/judge/row_audit.py). tests/test_row_audit.py checks, for every problem that declares it, that the
+
+Once a benchmark's calls are over, the trusted supervisor draws the rows of each audited call, scans its whole
+outputs for elements never written or not finite, and keeps only the drawn rows (grader/run/row_audit.h); the
+grader runs the reference on those rows alone, with `size` set to how many were drawn, or on the whole call
+(grader/judge/row_audit.py). tests/test_row_audit.py checks, for every problem that declares it, that the
 sliced reference gives the full reference's rows.
 """
 
