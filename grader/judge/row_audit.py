@@ -116,10 +116,13 @@ def reference_on_rows(
     these rows kept."""
     audit = problem.audit_rows
     assert audit is not None, f"{problem.slug} declares no audit_rows"
+    if audit.reference == "whole":
+        whole = check.reference_outputs(problem, size_set, arrays)
+        return {
+            name: out.index_select(audit.axes[name], torch.as_tensor(rows, dtype=torch.int64).to(out.device))
+            for name, out in whole.items()
+        }
     tensors = check.reference_inputs(problem, size_set, arrays)
     index = torch.as_tensor(rows, dtype=torch.int64).to(next(iter(tensors.values())).device)
-    if audit.reference == "whole":
-        whole = check.run_reference(problem, tensors, size_set.sizes)
-        return {name: out.index_select(audit.axes[name], index.to(out.device)) for name, out in whole.items()}
     sliced = {name: t.index_select(audit.axes[name], index) if name in audit.axes else t for name, t in tensors.items()}
     return check.run_reference(problem, sliced, {**size_set.sizes, audit.size: len(rows)})
