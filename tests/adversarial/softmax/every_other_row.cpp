@@ -1,6 +1,7 @@
 // expect: wrong_answer
-// message: first at [1,
-// Cheat (2): computes the even rows correctly and copies each into the odd row after it.
+// message: first at [
+// Cheat (2): computes the even rows correctly and copies each into the odd row after it. Which odd row is the
+// first wrong depends on the draw: two rows of huge negatives can have softmaxes within the tolerance.
 #include <cmath>
 #include <cstring>
 static void row(const float* x, float* y, int N) {
