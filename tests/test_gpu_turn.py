@@ -85,3 +85,45 @@ def test_a_failed_run_leaves_no_check_held(tmp_path):
     second.start()
     second.join(30)
     assert second.exitcode == 0 and quiet2.is_set()
+
+
+def _handing_over(folder, in_run, handed, end_run, end_check) -> None:
+    turn = GpuTurn(folder, "0")
+    with turn.running():
+        in_run.set()
+        turn.hand_over()  # its supervisor wrote "done": its worker and sandbox still end
+        handed.set()
+        end_run.wait(30)
+    end_check.wait(30)
+    turn.checked()
+
+
+def test_a_run_that_hands_over_lets_the_next_start_before_it_ended_but_not_calibrate(tmp_path):
+    in_run1, handed1, end_run1, end_check1, in_run2, quiet2 = _events(6)
+    first = CONTEXT.Process(target=_handing_over, args=(tmp_path, in_run1, handed1, end_run1, end_check1))
+    first.start()
+    assert handed1.wait(30)
+    second = CONTEXT.Process(target=_second, args=(tmp_path, in_run2, quiet2))
+    second.start()
+    try:
+        assert in_run2.wait(30)  # the first run has not ended, yet the next one starts
+        end_run1.set()
+        assert not quiet2.wait(BLOCKED_S)  # its check still holds the GPU
+        end_check1.set()
+        assert quiet2.wait(30)
+    finally:
+        end_run1.set(), end_check1.set()
+        first.join(30), second.join(30)
+    assert first.exitcode == 0 and second.exitcode == 0
+
+
+def test_a_run_that_fails_after_handing_over_leaves_nothing_held(tmp_path):
+    turn = GpuTurn(tmp_path, "0")
+    with pytest.raises(RuntimeError), turn.running():
+        turn.hand_over()
+        raise RuntimeError("the sandbox failed while ending")
+    in_run2, quiet2 = _events(2)
+    second = CONTEXT.Process(target=_second, args=(tmp_path, in_run2, quiet2))
+    second.start()
+    second.join(30)
+    assert second.exitcode == 0 and quiet2.is_set()

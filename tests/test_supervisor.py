@@ -105,7 +105,9 @@ def _request(key: int, count: int, mode: str = "check 2", rows: str = "rows 0 0"
     )
 
 
-def _run(folder: Path, source: str, request: str, count: int, wall_s: float = 60.0, quiet=None) -> supervised.Result:
+def _run(
+    folder: Path, source: str, request: str, count: int, wall_s: float = 60.0, quiet=None, on_done=None
+) -> supervised.Result:
     library = _library(folder, source)
     uid = sandbox.sandbox_uid()
     workdir = sandbox.new_workdir(uid)
@@ -124,6 +126,7 @@ def _run(folder: Path, source: str, request: str, count: int, wall_s: float = 60
             uid=uid,
             env={},
             quiet=quiet,
+            on_done=on_done,
         )
     finally:
         sandbox.remove_workdir(workdir)
@@ -237,6 +240,45 @@ def test_a_supervisor_told_to_wait_runs_no_case_until_the_grader_says_go(folders
         assert progress.done and returned
         first_case = progress.marks()[0][1]
         assert first_case >= returned[0], (first_case, returned)
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def _records(trusted: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(trusted.iterdir())}
+
+
+def test_the_grader_is_told_once_the_records_are_final_and_they_do_not_change_after(folders):
+    seen = []
+
+    def on_done(trusted: Path) -> None:
+        seen.append((supervisor_records.progress(trusted).done, _records(trusted)))
+
+    count = 1000
+    result = _run(folders, COPY, _request(secrets.randbits(128), count), count, on_done=on_done)
+    try:
+        assert result.outcome.returncode == 0, result.outcome.stderr
+        assert len(seen) == 1
+        done, records = seen[0]
+        assert done and "t.d1.1.bin" in records
+        assert records == _records(result.trusted)
+    finally:
+        supervised.remove_trusted(result.trusted)
+
+
+def test_a_run_that_ends_without_done_still_tells_the_grader_once(folders):
+    seen = []
+    count = 64
+    result = _run(
+        folders,
+        EARLY_REPLY,
+        _request(secrets.randbits(128), count),
+        count,
+        on_done=lambda trusted: seen.append(supervisor_records.progress(trusted).done),
+    )
+    try:
+        assert supervisor_records.violation(result.trusted) is not None
+        assert seen == [False]
     finally:
         supervised.remove_trusted(result.trusted)
 

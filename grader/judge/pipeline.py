@@ -19,6 +19,7 @@ machinery (grader/run/supervised.py, grader/sandbox/).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import secrets
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from grader import identity, torch_import, tracks
 from grader.build import compiler
-from grader.judge import benchmarks, check, gpu_turn, run_folder, run_phases, supervisor_records
+from grader.judge import benchmarks, check, check_at_done, gpu_turn, run_folder, run_phases, supervisor_records
 from grader.perf import stats, telemetry
 from grader.problems.spec import Problem, describe_sizes
 from grader.run import autotuned, binaries, jit_cache, request, supervised
@@ -126,13 +127,26 @@ def grade(
         turn.quiet()
         waited.append(time.monotonic() - began)
 
+    def judge_at_done(trusted: Path, samples: list[dict]) -> Verdict | None:  # check_at_done.py
+        if not supervisor_records.progress(trusted).done:
+            return None
+        early = dataclasses.replace(verdict, tests=[], benchmarks=[], stages_s={})
+        clean_end = sandbox.Outcome(returncode=0, wall_s=time.monotonic() - run_started)
+        _checked(early, problem, track, cases, trusted, clean_end, samples)
+        return early
+
+    at_done = check_at_done.CheckAtDone(judge_at_done, turn.hand_over if turn else lambda: None)
     with turn.running() if turn else nullcontext():
         run_started = time.monotonic()
         load_before = telemetry.load_average()
         run_began = time.time()  # wall clock, as the progress record's times
-        workdir, out, outcome, samples = _run_harness(
-            problem, track, build.library, cases, limit, run, jit_key, quiet if turn else None
-        )
+        try:
+            workdir, out, outcome, samples = _run_harness(
+                problem, track, build.library, cases, limit, run, jit_key, quiet if turn else None, at_done.start
+            )
+        except BaseException:
+            at_done.wait()
+            raise
     if waited:
         verdict.stages_s["run wait"] = round(waited[0], 3)
     try:
@@ -143,20 +157,45 @@ def grade(
         verdict.autotuned = _autotuned(track, workdir)
         say("check")
         check_started = time.monotonic()
-        try:
-            _judge(verdict, problem, track, cases, out, outcome, samples)
-            kinds = {c.name: c.kind for c in cases}
-            verdict.stages_s.update(run_phases.parts(supervisor_records.progress(out), kinds, run_began, run_ended))
-        except check.TamperedOutput as error:
-            verdict.status, verdict.message = Status.REJECTED, f"result files tampered with: {error}"
+        early = at_done.result(outcome)
+        if early is not None:  # judged while the run ended: the check's own time is its stage
+            _take_judgement(verdict, early)
+            check_s = at_done.seconds
+        else:
+            _checked(verdict, problem, track, cases, out, outcome, samples)
+            check_s = time.monotonic() - check_started
+        kinds = {c.name: c.kind for c in cases}
+        verdict.stages_s.update(run_phases.parts(supervisor_records.progress(out), kinds, run_began, run_ended))
         stats.mark_trust(verdict.benchmarks, load_before, load_after)
-        verdict.stages_s["check"] = round(time.monotonic() - check_started, 3)
+        verdict.stages_s["check"] = round(check_s, 3)
     finally:
         if turn:
             turn.checked()
         sandbox.remove_workdir(workdir)
         supervised.remove_trusted(out)
     return _finish(verdict, verdict.status, verdict.message, started)
+
+
+def _checked(
+    verdict: Verdict,
+    problem: Problem,
+    track: str,
+    cases: list[request.Case],
+    out: Path,
+    outcome: sandbox.Outcome,
+    samples: list[dict],
+) -> None:
+    """_judge, with result files that are not what the harness writes judged as tampering."""
+    try:
+        _judge(verdict, problem, track, cases, out, outcome, samples)
+    except check.TamperedOutput as error:
+        verdict.status, verdict.message = Status.REJECTED, f"result files tampered with: {error}"
+
+
+def _take_judgement(verdict: Verdict, judged: Verdict) -> None:
+    """What _judge decided on `judged` (a copy of `verdict` made for the early check), now `verdict`'s."""
+    verdict.tests, verdict.benchmarks, verdict.score_us = judged.tests, judged.benchmarks, judged.score_us
+    verdict.status, verdict.message = judged.status, judged.message
 
 
 def _finish(verdict: Verdict, status: str, message: str, started: float) -> Verdict:
@@ -198,10 +237,12 @@ def _run_harness(
     run: container.Backend,
     jit_key: str = "",
     quiet: Callable[[], None] | None = None,
+    on_done: Callable[[Path, list[dict]], None] | None = None,
 ):
     """(working folder, trusted folder of the records to judge, the sandbox's outcome, telemetry samples). With a
     `jit_key` (grader/run/jit_cache.py), the run starts with that entry's JIT caches and leaves its own in it;
-    with `quiet`, its supervisor calibrates only once that has returned (gpu_turn.py)."""
+    with `quiet`, its supervisor calibrates only once that has returned (gpu_turn.py); `on_done` is given the
+    trusted folder and the telemetry so far once the records are final (supervised.run)."""
     folder = run_folder.make(problem, track, library, cases, run)
     if jit_key:
         jit_cache.copy_in(track, jit_key, folder.path, folder.uid)
@@ -226,6 +267,9 @@ def _run_harness(
                 # sandbox's probes), which then took 0.3-0.7 s each instead of 10-60 ms.
                 while_running=torch_import.warm,
                 quiet=quiet,
+                on_done=(lambda trusted: on_done(trusted, list(sampler.samples) if sampler else []))
+                if on_done
+                else None,
             )
     except BaseException:
         sandbox.remove_workdir(folder.path)

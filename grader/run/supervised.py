@@ -103,6 +103,7 @@ def run(
     worker: tuple[str, ...] = ("./worker",),
     while_running: Callable[[], None] = lambda: None,
     quiet: Callable[[], None] | None = None,
+    on_done: Callable[[Path], None] | None = None,
 ) -> Result:
     """Run the worker (already in `workdir`, beside `library_name`) under the supervisor.
 
@@ -115,6 +116,10 @@ def run(
     `while_running` is called once the worker and its supervisor are both started, from then on only waited for.
     `quiet` (GPU tracks): the supervisor waits before its calibration for a "go", sent once `quiet` returned
     (grader/judge/gpu_turn.py: no check of another grading then runs on the GPU).
+    `on_done` is called with the trusted folder, from a thread of its own, once the supervisor has closed its
+    "done" pipe: its records are final (it wrote "done"), or it ended. The worker, the sandbox and the supervisor
+    may still be ending then, so the records can be judged meanwhile; run returns once `on_done` has returned
+    (it should hand long work on), and never calls it when the supervisor did not start.
     """
     supervisor_binary = binaries.supervisor(track)
     trusted = new_trusted_folder()
@@ -122,6 +127,7 @@ def run(
     on_cpu = not tracks.get(track).device.gpu
     memory = os.memfd_create("kerneljudge-buffers", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING) if on_cpu else -1
     started: list[subprocess.Popen] = []
+    watchers: list[threading.Thread] = []  # the one that calls on_done
     errors = tempfile.TemporaryFile()
     try:
         if memory >= 0:
@@ -136,6 +142,7 @@ def run(
             except ProcessLookupError:
                 return  # it ended (and was reaped in its PID namespace) before it could be watched: no call ran
             go = os.pipe() if quiet else None  # the supervisor's end, then the grader's
+            done = os.pipe() if on_done else None  # the grader's end, then the supervisor's
             try:
                 fds = (ours.fileno(), memory, pidfd) if memory >= 0 else (ours.fileno(), pidfd)
                 process = subprocess.Popen(
@@ -144,19 +151,24 @@ def run(
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=errors,
-                    pass_fds=fds + go[:1] if go else fds,
+                    pass_fds=fds + (go[:1] if go else ()) + (done[1:] if done else ()),
                     close_fds=True,
                 )
             except BaseException:
                 os.close(pidfd)
-                for end in go or ():
+                for end in (go or ()) + (done or ()):
                     os.close(end)
                 raise
+            if done and on_done:
+                os.close(done[1])
+                watchers.append(threading.Thread(target=_when_done, args=(done[0], trusted, on_done), daemon=True))
+                watchers[-1].start()
             started.append(process)
             _favour(pid, process.pid)
             threading.Thread(target=_end_worker_with, args=(process, pidfd), daemon=True).start()
             head = f"worker {pid}\noutdir {trusted}\nwall_ms {int(limits.wall_s * 1000)}\n"
             head += f"go {go[0]}\n" if go else ""
+            head += f"done {done[1]}\n" if done else ""
             assert process.stdin is not None
             with process.stdin:
                 process.stdin.write((head + cases_request).encode())
@@ -179,11 +191,15 @@ def run(
         if not started:
             return Result(outcome, trusted)  # the worker never started, or ended at once: the outcome says why
         _wait_for(started[0], errors)
+        for watcher in watchers:
+            watcher.join()
         return Result(outcome, trusted)
     except BaseException:
         for process in started:
             process.kill()
             process.wait()
+        for watcher in watchers:
+            watcher.join()
         remove_trusted(trusted)
         raise
     finally:
@@ -200,6 +216,16 @@ def _go_when(quiet: Callable[[], None], go: int) -> None:
         quiet()
     finally:
         os.close(go)
+
+
+def _when_done(done: int, trusted: Path, on_done: Callable[[Path], None]) -> None:
+    """Calls `on_done` once the supervisor closed its end of the done pipe (see run)."""
+    try:
+        while os.read(done, 64):
+            pass  # the supervisor only closes it; anything written is ignored
+    finally:
+        os.close(done)
+    on_done(trusted)
 
 
 def _supervisor_env(gpu: int | None) -> dict[str, str] | None:

@@ -11,6 +11,7 @@
 //   worker PID  outdir PATH  wall_ms MS
 //   [jit BUDGET_MS]   (the JIT stage: tracks whose kernels compile on their first call; run_jit_stage)
 //   [go FD]   (a pipe the grader writes to, or closes, once the supervisor may calibrate: await_go)
+//   [done FD]   (a pipe the supervisor closes once its records are final, "done" written: finish)
 //   case NAME check K0 K1 DRAWS | case NAME bench K0 K1 MIN_SAMPLES MAX_SAMPLES BUDGET_MS AUDITS
 //   ints K v1..vK   buffers B   then B times: in DTYPE COUNT LOW_BITS SCALE_BITS | out DTYPE COUNT
 //   (bench only) rows ROWS DRAWN   then, where DRAWN is not 0, for each output: OUTER INNER
@@ -141,6 +142,7 @@ struct Request {
     double wall_ms = 0;
     double jit_ms = 0;  // the JIT stage's budget; 0: no stage
     int go_fd = -1;  // "go FD": calibrate only once FD is readable (await_go)
+    int done_fd = -1;  // "done FD": closed once the records are final (finish)
     std::vector<Case> cases;
 };
 
@@ -211,6 +213,10 @@ inline Request read_request() {
         }
         if (word == "go") {
             if (!(std::cin >> r.go_fd) || r.go_fd < 3) die(EXIT_INTERNAL, "malformed go in the request");
+            continue;
+        }
+        if (word == "done") {
+            if (!(std::cin >> r.done_fd) || r.done_fd < 3) die(EXIT_INTERNAL, "malformed done in the request");
             continue;
         }
         if (word != "case") die(EXIT_INTERNAL, "expected case, got " + word);
@@ -413,6 +419,8 @@ inline bool one_more_sample(int* tail) {
 
 // The request from stdin, the worker's pid and deadline, the trusted folder opened; the supervisor made
 // non-dumpable (no ptrace, no /proc/<pid>/mem, for anyone but root) and bound to die with the grader.
+inline int g_done_fd = -1;  // the request's "done FD", closed by finish once "done" is written
+
 inline Request start(int control_fd, int worker_pidfd) {
     prctl(PR_SET_DUMPABLE, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -420,6 +428,7 @@ inline Request start(int control_fd, int worker_pidfd) {
     g_worker_fd = worker_pidfd;
     Request request = read_request();
     g_worker = request.worker;
+    g_done_fd = request.done_fd;
     g_deadline_ms = now_ms() + request.wall_ms + BUDGET_SLACK_MS;
     g_outdir = open(request.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (g_outdir < 0) die(EXIT_INTERNAL, "cannot open the trusted folder " + request.outdir);
@@ -518,6 +527,8 @@ inline int finish(Fate fate) {
         char line[64];
         std::snprintf(line, sizeof line, "done %.6f", unix_time());
         append_line("progress", line);
+        // Every record is written: the grader may judge them while the worker ends (grader/run/supervised.py).
+        if (g_done_fd >= 0) close(g_done_fd);
         kjp::Go go{};
         go.magic = kjp::MAGIC, go.kind = kjp::EXIT;
         thaw();
