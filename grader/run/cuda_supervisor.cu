@@ -49,6 +49,11 @@ namespace {
 using namespace kjs;
 
 constexpr double BATCH_BELOW_MS = 0.020;
+// A call this long is an average over milliseconds already: the stop rule's sample floor is lowered to what adds up
+// to SAMPLE_FLOOR_MS of calls, never below LONG_CALL_MIN_SAMPLES (docs/timing.md, "stop rule"). A 20 ms call takes
+// 10 samples instead of 30; calls under 5 ms keep the request's floor.
+constexpr double SAMPLE_FLOOR_MS = 150;
+constexpr int LONG_CALL_MIN_SAMPLES = 10;
 constexpr double BATCH_TARGET_MS = 0.5;
 constexpr int MAX_BATCH = 256;
 constexpr size_t MAX_BATCH_BYTES = size_t(1) << 30;
@@ -782,11 +787,13 @@ Fate run_bench(const Case& c, const Calibration& cal) {
     const double per_call = median_of(std::vector<double>(warm.end() - std::min<size_t>(3, warm.size()), warm.end()));
     if (per_call < BATCH_BELOW_MS)
         batch = std::clamp((int)std::ceil(BATCH_TARGET_MS / std::max(per_call, 1e-4)), 2, sets_of(c));
+    const int min_samples = std::clamp((int)std::ceil(SAMPLE_FLOOR_MS / std::max(per_call, 1e-4)),
+                                       std::min(LONG_CALL_MIN_SAMPLES, c.min_samples), c.min_samples);
     std::vector<double> samples;
     auto enough = [&] {
         int n = (int)samples.size();
         if (n >= c.max_samples) return true;
-        if (n >= c.min_samples && relative_error_of_median(samples) < TARGET_RSE) return true;
+        if (n >= min_samples && relative_error_of_median(samples) < TARGET_RSE) return true;
         return n >= 3 && spent_ms() > c.budget_ms;
     };
     int extra = 0;
