@@ -45,9 +45,12 @@ $(VENV)/.created:
 	touch $@
 
 # The project itself, with build isolation: pip takes the build backend ([build-system] in pyproject.toml) from the
-# index or the wheelhouse into a throwaway environment, never from the venv or $(PYTHON).
+# index or the wheelhouse into a throwaway environment, never from the venv or $(PYTHON). Then `grader prepare`
+# builds the harness of each track this machine runs and measures its devices' ceilings, so that a first grading
+# pays for neither; a step that fails is said and left to that grading.
 $(VENV)/.installed: pyproject.toml $(VENV)/.created
 	$(PY) -m pip install -q --disable-pip-version-check $(PIP_SOURCE) -e '.[$(EXTRAS)]'
+	$(GRADER) prepare || echo "setup: a step of 'grader prepare' failed (above); a first grading tries it again"
 	touch $@
 
 test: setup ## the test suite (GPU tests skip themselves where no GPU is visible)

@@ -15,7 +15,7 @@ import typer
 from rich.text import Text
 
 from grader import settings
-from grader.cli import args, authoring, bench, grading, output, quick_exit, scale, selftest, warm
+from grader.cli import args, authoring, bench, grading, output, prepare, quick_exit, scale, selftest, warm
 from grader.cli import profile as cli_profile
 from grader.cli import results as cli_results
 from grader.cli import web as cli_web
@@ -221,6 +221,7 @@ def _trust(local: bool, root: bool) -> str:
 
 grading.register(app)  # test, submit
 selftest.register(app)
+prepare.register(app)  # the harness built and the ceilings measured before a first grading
 warm.register(app)  # the warm worker of test and submit
 authoring.register(app)  # new, calibrate
 bench.register(app)
