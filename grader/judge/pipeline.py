@@ -128,11 +128,14 @@ def grade(
         waited.append(time.monotonic() - began)
 
     def judge_at_done(trusted: Path, samples: list[dict]) -> Verdict | None:  # check_at_done.py
-        if not supervisor_records.progress(trusted).done:
-            return None
+        try:
+            if not supervisor_records.progress(trusted).done:
+                return None
+        except check.TamperedOutput:
+            return None  # judged once the run has ended, as any record out of place
         early = dataclasses.replace(verdict, tests=[], benchmarks=[], stages_s={})
         clean_end = sandbox.Outcome(returncode=0, wall_s=time.monotonic() - run_started)
-        _checked(early, problem, track, cases, trusted, clean_end, samples)
+        _judge(early, problem, track, cases, trusted, clean_end, samples)
         return early
 
     at_done = check_at_done.CheckAtDone(judge_at_done, turn.hand_over if turn else lambda: None)
@@ -162,10 +165,13 @@ def grade(
             _take_judgement(verdict, early)
             check_s = at_done.seconds
         else:
-            _checked(verdict, problem, track, cases, out, outcome, samples)
+            _judge(verdict, problem, track, cases, out, outcome, samples)
             check_s = time.monotonic() - check_started
         kinds = {c.name: c.kind for c in cases}
-        verdict.stages_s.update(run_phases.parts(supervisor_records.progress(out), kinds, run_began, run_ended))
+        try:
+            verdict.stages_s.update(run_phases.parts(supervisor_records.progress(out), kinds, run_began, run_ended))
+        except check.TamperedOutput:
+            pass  # the verdict already says so; the run's parts are not told
         stats.mark_trust(verdict.benchmarks, load_before, load_after)
         verdict.stages_s["check"] = round(check_s, 3)
     finally:
@@ -174,22 +180,6 @@ def grade(
         sandbox.remove_workdir(workdir)
         supervised.remove_trusted(out)
     return _finish(verdict, verdict.status, verdict.message, started)
-
-
-def _checked(
-    verdict: Verdict,
-    problem: Problem,
-    track: str,
-    cases: list[request.Case],
-    out: Path,
-    outcome: sandbox.Outcome,
-    samples: list[dict],
-) -> None:
-    """_judge, with result files that are not what the harness writes judged as tampering."""
-    try:
-        _judge(verdict, problem, track, cases, out, outcome, samples)
-    except check.TamperedOutput as error:
-        verdict.status, verdict.message = Status.REJECTED, f"result files tampered with: {error}"
 
 
 def _take_judgement(verdict: Verdict, judged: Verdict) -> None:
@@ -360,76 +350,80 @@ def _judge(
     outcome: sandbox.Outcome,
     samples: list[dict],
 ) -> None:
-    progress = supervisor_records.progress(out)
-    finished = progress.done and outcome.returncode == 0
-    violation = supervisor_records.violation(out)
-    if violation is not None:
-        verdict.status = Status.REJECTED
-        verdict.message = f"the program broke the harness's protocol: {violation}"
-        if progress.jit_stopped():
-            verdict.message += f" ({_where_it_stopped(progress, cases)})"
-        return
+    """The verdict from the run's records; result files that are not what the harness writes are tampering."""
     try:
-        overrun = supervisor_records.overrun(out, problem, cases)  # the run ended at that call
-    except supervisor_records.Malformed as error:
-        verdict.status, verdict.message = Status.REJECTED, f"the judge's guard record is malformed: {error}"
-        return
-    failure: tuple[str, str] | None = None
+        progress = supervisor_records.progress(out)
+        finished = progress.done and outcome.returncode == 0
+        violation = supervisor_records.violation(out)
+        if violation is not None:
+            verdict.status = Status.REJECTED
+            verdict.message = f"the program broke the harness's protocol: {violation}"
+            if progress.jit_stopped():
+                verdict.message += f" ({_where_it_stopped(progress, cases)})"
+            return
+        try:
+            overrun = supervisor_records.overrun(out, problem, cases)  # the run ended at that call
+        except supervisor_records.Malformed as error:
+            verdict.status, verdict.message = Status.REJECTED, f"the judge's guard record is malformed: {error}"
+            return
+        failure: tuple[str, str] | None = None
 
-    for case in cases:
-        if case.kind != "check":
-            continue
-        if overrun and overrun.case == case.name:
-            wrote = overrun.describe() + (" (second input draw)" if overrun.call > 0 else "")
-            verdict.tests.append(TestResult(case.name, case.size_set.sizes, Status.WRONG_ANSWER, message=wrote))
-            failure = failure or (
+        for case in cases:
+            if case.kind != "check":
+                continue
+            if overrun and overrun.case == case.name:
+                wrote = overrun.describe() + (" (second input draw)" if overrun.call > 0 else "")
+                verdict.tests.append(TestResult(case.name, case.size_set.sizes, Status.WRONG_ANSWER, message=wrote))
+                failure = failure or (
+                    Status.WRONG_ANSWER,
+                    f"test {case.name} ({describe_sizes(case.size_set.sizes)}): {wrote}",
+                )
+                break
+            result = _check_case(problem, case, out)
+            if result is None:  # the harness never finished this case
+                where = (
+                    f"in test {case.name} ({describe_sizes(case.size_set.sizes)})"
+                    if progress.has_started(case.name)
+                    else _where_it_stopped(progress, cases)
+                )
+                status, message = (
+                    _crash_message(outcome, where, progress, cases, track)
+                    if not finished
+                    else (Status.RUNTIME_ERROR, f"results of test {case.name} are missing")
+                )
+                verdict.tests.append(TestResult(case.name, case.size_set.sizes, status, message=message))
+                failure = failure or (status, message)
+                break
+            verdict.tests.append(result)
+            if result.status != Status.ACCEPTED and failure is None:
+                failure = (result.status, f"test {case.name} ({describe_sizes(case.size_set.sizes)}): {result.message}")
+        named = summary_test(verdict.tests)  # of the wrong answers, the most telling (NaN written) names the verdict
+        if failure and failure[0] == Status.WRONG_ANSWER and named is not None:
+            failure = (named.status, f"test {named.name} ({describe_sizes(named.sizes)}): {named.message}")
+
+        if failure is None and overrun:  # in a benchmark: every test passed
+            sizes = describe_sizes(next(c for c in cases if c.name == overrun.case).size_set.sizes)
+            failure = (
                 Status.WRONG_ANSWER,
-                f"test {case.name} ({describe_sizes(case.size_set.sizes)}): {wrote}",
+                f"benchmark {overrun.case} ({sizes}): timed call {overrun.call} {overrun.describe()}",
             )
-            break
-        result = _check_case(problem, case, out)
-        if result is None:  # the harness never finished this case
-            where = (
-                f"in test {case.name} ({describe_sizes(case.size_set.sizes)})"
-                if progress.has_started(case.name)
-                else _where_it_stopped(progress, cases)
-            )
-            status, message = (
-                _crash_message(outcome, where, progress, cases, track)
-                if not finished
-                else (Status.RUNTIME_ERROR, f"results of test {case.name} are missing")
-            )
-            verdict.tests.append(TestResult(case.name, case.size_set.sizes, status, message=message))
-            failure = failure or (status, message)
-            break
-        verdict.tests.append(result)
-        if result.status != Status.ACCEPTED and failure is None:
-            failure = (result.status, f"test {case.name} ({describe_sizes(case.size_set.sizes)}): {result.message}")
-    named = summary_test(verdict.tests)  # of the wrong answers, the most telling (NaN written) names the verdict
-    if failure and failure[0] == Status.WRONG_ANSWER and named is not None:
-        failure = (named.status, f"test {named.name} ({describe_sizes(named.sizes)}): {named.message}")
 
-    if failure is None and overrun:  # in a benchmark: every test passed
-        sizes = describe_sizes(next(c for c in cases if c.name == overrun.case).size_set.sizes)
-        failure = (
-            Status.WRONG_ANSWER,
-            f"benchmark {overrun.case} ({sizes}): timed call {overrun.call} {overrun.describe()}",
-        )
-
-    if failure is None and not finished:  # the first failure in run order: a benchmark the run finished first
-        completed = progress.case_windows()
-        benchmarks_before = [case for case in cases if case.kind == "bench" and case.name in completed]
-        failure = benchmarks.judge(verdict, problem, track, benchmarks_before, out, outcome, samples)
-        failure = failure or _crash_message(outcome, _where_it_stopped(progress, cases), progress, cases, track)
-    if failure is None:
-        failure = benchmarks.judge(verdict, problem, track, cases, out, outcome, samples)
-    if failure:
-        verdict.status, verdict.message = failure
-        return
-    verdict.status = Status.ACCEPTED
-    verdict.score_us = geometric_mean([b.median_us for b in verdict.benchmarks])
-    passed = f"all {len(verdict.tests)} tests passed"
-    verdict.message = passed + (f"; score {verdict.score_us:.2f} us" if verdict.score_us else "")
+        if failure is None and not finished:  # the first failure in run order: a benchmark the run finished first
+            completed = progress.case_windows()
+            benchmarks_before = [case for case in cases if case.kind == "bench" and case.name in completed]
+            failure = benchmarks.judge(verdict, problem, track, benchmarks_before, out, outcome, samples)
+            failure = failure or _crash_message(outcome, _where_it_stopped(progress, cases), progress, cases, track)
+        if failure is None:
+            failure = benchmarks.judge(verdict, problem, track, cases, out, outcome, samples)
+        if failure:
+            verdict.status, verdict.message = failure
+            return
+        verdict.status = Status.ACCEPTED
+        verdict.score_us = geometric_mean([b.median_us for b in verdict.benchmarks])
+        passed = f"all {len(verdict.tests)} tests passed"
+        verdict.message = passed + (f"; score {verdict.score_us:.2f} us" if verdict.score_us else "")
+    except check.TamperedOutput as error:
+        verdict.status, verdict.message = Status.REJECTED, f"result files tampered with: {error}"
 
 
 def _where_it_stopped(progress: supervisor_records.Progress, cases: list[request.Case]) -> str:
