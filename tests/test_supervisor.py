@@ -14,6 +14,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -281,6 +282,20 @@ def test_a_run_that_ends_without_done_still_tells_the_grader_once(folders):
         assert seen == [False]
     finally:
         supervised.remove_trusted(result.trusted)
+
+
+def test_a_done_pipe_held_open_elsewhere_does_not_outlive_the_supervisor(tmp_path):
+    read, write = os.pipe()  # its write end stays open here, as in a process forked while it was open
+    supervisor = subprocess.Popen([sys.executable, "-c", "pass"])
+    seen: list[Path] = []
+    watcher = threading.Thread(target=supervised._when_done, args=(read, supervisor, tmp_path, seen.append))
+    watcher.start()
+    try:
+        watcher.join(30)
+        assert not watcher.is_alive() and seen == [tmp_path]
+    finally:
+        os.close(write)
+        supervisor.wait()
 
 
 def test_the_seccomp_filter_refuses_what_a_kernel_never_needs(folders):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import shutil
 import signal
 import socket
@@ -43,6 +44,7 @@ EXIT_INTERNAL, EXIT_DISK = 70, 74
 PAGE, GUARD_FENCE, GUARD_LEAD, GUARD_TRAIL = 4096, 4096, 4096, 16384
 RUN_NICENESS = -10  # the supervisor's and worker's, above compiles and the grader's own threads
 SUPERVISOR_EXIT_WAIT_S = 60.0  # after the worker is gone, the supervisor only writes its last records
+DONE_POLL_S = 0.05  # how often the done pipe's watcher also asks whether the supervisor has ended
 
 TRUSTED_PREFIX = "trusted-"  # then the grader's pid and start time (new_trusted_folder)
 
@@ -161,7 +163,8 @@ def run(
                 raise
             if done and on_done:
                 os.close(done[1])
-                watchers.append(threading.Thread(target=_when_done, args=(done[0], trusted, on_done), daemon=True))
+                watch = (done[0], process, trusted, on_done)
+                watchers.append(threading.Thread(target=_when_done, args=watch, daemon=True))
                 watchers[-1].start()
             started.append(process)
             _favour(pid, process.pid)
@@ -218,11 +221,15 @@ def _go_when(quiet: Callable[[], None], go: int) -> None:
         os.close(go)
 
 
-def _when_done(done: int, trusted: Path, on_done: Callable[[Path], None]) -> None:
-    """Calls `on_done` once the supervisor closed its end of the done pipe (see run)."""
+def _when_done(done: int, supervisor: subprocess.Popen, trusted: Path, on_done: Callable[[Path], None]) -> None:
+    """Calls `on_done` once the supervisor closed its end of the done pipe (see run), or has ended: a copy of that
+    end that a process forked meanwhile still held would otherwise keep the pipe open."""
+    watch = select.poll()
+    watch.register(done, select.POLLIN)
     try:
-        while os.read(done, 64):
-            pass  # the supervisor only closes it; anything written is ignored
+        while supervisor.poll() is None:
+            if watch.poll(DONE_POLL_S * 1000) and not os.read(done, 64):
+                break  # closed: the supervisor only closes it, and anything written is ignored
     finally:
         os.close(done)
     on_done(trusted)
