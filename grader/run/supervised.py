@@ -161,12 +161,12 @@ def run(
                 for end in (go or ()) + (done or ()):
                     os.close(end)
                 raise
+            started.append(process)
             if done and on_done:
                 os.close(done[1])
                 watch = (done[0], process, trusted, on_done)
                 watchers.append(threading.Thread(target=_when_done, args=watch, daemon=True))
                 watchers[-1].start()
-            started.append(process)
             _favour(pid, process.pid)
             threading.Thread(target=_end_worker_with, args=(process, pidfd), daemon=True).start()
             head = f"worker {pid}\noutdir {trusted}\nwall_ms {int(limits.wall_s * 1000)}\n"
