@@ -1,8 +1,9 @@
 """One submission, start to end: compile -> run the harness in the sandbox -> check -> time -> verdict.
 
 `grade` is a pure function of (problem, track, source, user, mode) to a Verdict: it never raises for the
-submission's sake, and nothing the untrusted harness wrote is believed without a check made here, after it
-has exited (docs/architecture.md, "One submission, start to end").
+submission's sake, and nothing the untrusted harness wrote is believed without a check made here, begun once
+the supervisor's records are final and kept only once the worker has exited cleanly (check_at_done.py;
+docs/architecture.md, "One submission, start to end").
 
 Every run is supervised, on every track and in either sandbox (grader/run/supervised.py): a trusted supervisor on
 the host holds the keys, times every call (on the GPU: bounds the worker's own event times by its clock) and
