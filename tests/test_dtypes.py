@@ -324,3 +324,16 @@ def _yaml(change: dict) -> str:
     import yaml
 
     return yaml.safe_dump(change, default_flow_style=None)
+
+
+@pytest.mark.parametrize("dtype", gen.DTYPES)
+@pytest.mark.parametrize("path", ["numpy", "torch"])
+def test_any_part_of_an_input_is_made_with_the_bits_of_the_whole(dtype, path):
+    """An audit makes only its drawn rows' inputs: each element must hold what the whole buffer holds there."""
+    low, high = (-7, 300) if dtype in gen.INTEGER_DTYPES else (-3.0, 5.0)
+    count, seed = 10_007, 0x1234_5678_9ABC_DEF0
+    index = torch.tensor([0, 1, 9_999, 17, 10_006, 5_000, 17], dtype=torch.int64)
+    make = gen.generate if path == "numpy" else gen.generate_torch  # generate takes numpy's path on the CPU
+    whole, part = make(dtype, seed, count, low, high, "cpu"), make(dtype, seed, count, low, high, "cpu", index)
+    width = torch.int8 if whole.element_size() == 1 else torch.int16 if whole.element_size() == 2 else torch.int32
+    assert torch.equal(part.view(width), whole.view(width)[index])

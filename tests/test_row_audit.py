@@ -24,8 +24,11 @@ from grader.torch_import import torch
 DECLARING = [slug for slug in list_slugs() if load_problem(slug).audit_rows is not None]
 
 
+CALL_SEED = 12345  # the inputs' seed of the calls here (make_inputs' case seed, with call 0)
+
+
 def _inputs(problem, size_set):
-    return check.make_inputs(problem, size_set, case_seed=12345, call=0)
+    return check.make_inputs(problem, size_set, case_seed=CALL_SEED, call=0)
 
 
 def _largest_cpu_test(problem) -> SizeSet:
@@ -46,7 +49,7 @@ def test_the_reference_on_drawn_rows_is_those_rows_of_the_full_reference(slug):
     count = size_set.sizes[audit.size]
     rows = sorted({0, count - 1, count // 2, count // 3})
     full = check.reference_outputs(problem, size_set, _inputs(problem, size_set))
-    part = row_audit.reference_on_rows(problem, size_set, _inputs(problem, size_set), rows)
+    part = row_audit.reference_on_rows(problem, size_set, CALL_SEED, rows)
     index = torch.tensor(rows)
     for param in problem.output_params:
         expected = full[param.name].index_select(audit.axes[param.name], index)
@@ -79,12 +82,11 @@ def test_a_broken_declaration_is_refused_naming_the_field(tmp_path, line, fault)
 
 
 def _softmax_call(rows: int = 400):
-    """softmax with `rows` rows (more than an audit draws), its inputs and its right output in float32."""
+    """softmax with `rows` rows (more than an audit draws), and the right output in float32 for CALL_SEED's inputs."""
     problem = load_problem("softmax")
     size_set = SizeSet(name="rows", sizes={"M": rows, "N": 33})
-    arrays = _inputs(problem, size_set)
-    right = check.reference_outputs(problem, size_set, arrays)["output"].to(torch.float32).cpu().numpy()
-    return problem, size_set, arrays, right
+    right = check.reference_outputs(problem, size_set, _inputs(problem, size_set))["output"].to(torch.float32)
+    return problem, size_set, right.cpu().numpy()
 
 
 def _records(out: Path, output: np.ndarray, seed: int, scan: str = "1 0 -1 0 -1") -> list[int]:
@@ -100,14 +102,14 @@ SEED = 0x5EED_0123_4567_89AB
 
 
 def test_a_right_output_passes_and_a_wrong_drawn_row_is_named(tmp_path):
-    problem, size_set, arrays, right = _softmax_call()
+    problem, size_set, right = _softmax_call()
     assert audit_rows.rows_to_draw(400) == 64
     drawn = _records(tmp_path, right, SEED)
-    assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays) == ""
+    assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", CALL_SEED) == ""
     wrong = right.copy()
     wrong[drawn[3]] = 1.0 / 33  # finite, plausible, wrong
     _records(tmp_path, wrong, SEED)
-    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
+    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", CALL_SEED)
     shown = ", ".join(map(str, drawn[:8]))
     assert message.startswith(f"returned a wrong output in the 64 rows audited (M = {shown}, ...;")
     assert "out of tolerance, first at [3, " in message
@@ -121,19 +123,19 @@ def test_a_scans_audit_compares_drawn_elements_of_the_whole_reference(tmp_path):
     right = check.reference_outputs(problem, size_set, arrays)["output"].to(torch.float32).cpu().numpy()
     drawn = _records(tmp_path, right, SEED)
     assert len(drawn) == audit_rows.rows_to_draw(5000) == 313
-    assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays) == ""
+    assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", CALL_SEED) == ""
     wrong = right.copy()
     wrong[drawn[200]] += 1.0  # 35 times the allowance at N = 5000
     _records(tmp_path, wrong, SEED)
-    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
+    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", CALL_SEED)
     assert message.startswith(f"returned a wrong output in the 313 rows audited (N = {drawn[0]}, ")
     assert "first at [200]" in message
 
 
 def test_what_the_scan_found_anywhere_is_the_verdict_whatever_rows_were_drawn(tmp_path):
-    problem, size_set, arrays, right = _softmax_call()
+    problem, size_set, right = _softmax_call()
     _records(tmp_path, right, SEED, scan=f"1 1 {300 * 33 + 7} 1 10")
-    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
+    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", CALL_SEED)
     assert message == (
         "returned a wrong output: 2 of 13200 elements are not a result: 1 never written, first at [300, 7]; "
         "1 NaN or Inf, first at [0, 10]"
@@ -151,7 +153,7 @@ def test_what_the_scan_found_anywhere_is_the_verdict_whatever_rows_were_drawn(tm
     ],
 )
 def test_a_missing_or_malformed_record_is_named_not_a_crash(tmp_path, damage, said):
-    problem, size_set, arrays, right = _softmax_call()
+    problem, size_set, right = _softmax_call()
     _records(tmp_path, right, SEED)
     scan = tmp_path / "b.a7.scan"
     if damage == "no scan":
@@ -164,15 +166,15 @@ def test_a_missing_or_malformed_record_is_named_not_a_crash(tmp_path, damage, sa
         scan.write_text(f"seed {SEED}\n")
     else:
         (tmp_path / "b.a7.1.bin").unlink()
-    assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays) == said
+    assert row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", CALL_SEED) == said
 
 
 def test_few_rows_are_compared_whole(tmp_path):
-    problem, size_set, arrays, right = _softmax_call(rows=40)  # fewer than an audit draws: all of them
+    problem, size_set, right = _softmax_call(rows=40)  # fewer than an audit draws: all of them
     got = right.copy()
     got[39, 32] += 0.5
     (tmp_path / "b.a7.1.bin").write_bytes(got.tobytes())
-    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", arrays)
+    message = row_audit.wrong_call(problem, size_set, tmp_path, "b.a7", CALL_SEED)
     assert message.startswith("returned a wrong output: 1 of 1320 elements wrong") and "first at [39, 32]" in message
 
 

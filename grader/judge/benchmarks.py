@@ -17,6 +17,7 @@ from grader import tracks
 from grader.judge import check, row_audit, supervisor_records
 from grader.perf import ceilings, stats, telemetry
 from grader.problems.spec import Problem, SizeSet, describe_sizes
+from grader.run import inputs as gen
 from grader.run import request
 from grader.sandbox.base import Outcome
 from grader.verdict.model import BenchmarkResult, Verdict
@@ -198,8 +199,8 @@ def _audit(problem: Problem, case: request.Case, out: Path, sampled: set[int], s
         return "the audit record is malformed (not a draw of the benchmark's samples)"
     for call in calls:
         try:
-            inputs = check.call_inputs(problem, case, call)
-            wrong = row_audit.wrong_call(problem, case.size_set, out, f"{case.name}.a{call}", inputs)
+            seed = gen.call_seed(case.seed, call)
+            wrong = row_audit.wrong_call(problem, case.size_set, out, f"{case.name}.a{call}", seed)
         except check.TamperedOutput as error:
             return f"audit files tampered with: {error}"
         if wrong:

@@ -17,11 +17,13 @@ from __future__ import annotations
 import math
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from grader.problems.params import Param
 from grader.problems.spec import Problem, SizeSet
 from grader.run import inputs as gen
 from grader.run import request
@@ -104,8 +106,12 @@ def read_call(problem: Problem, size_set: SizeSet, out: Path, stem: str) -> dict
     return arrays
 
 
-def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) -> dict[str, torch.Tensor]:
-    """The inputs of call number `call` of a case, exactly as the harness generated them (flat, in their types)."""
+def make_inputs(
+    problem: Problem, size_set: SizeSet, case_seed: int, call: int, indices: dict[str, torch.Tensor] | None = None
+) -> dict[str, torch.Tensor]:
+    """The inputs of call number `call` of a case, exactly as the harness generated them (flat, in their types);
+    of an input named in `indices`, only its elements at those flat indices (an element's value depends on its
+    index alone)."""
     arrays = {}
     for index, param in enumerate(problem.pointer_params):
         if param.role != "input":
@@ -113,7 +119,8 @@ def make_inputs(problem: Problem, size_set: SizeSet, case_seed: int, call: int) 
         low, high = problem.bounds(size_set, param.name)
         count = int(np.prod(problem.shape(param, size_set.sizes)))
         seed = gen.tensor_seed(case_seed, call, index)
-        arrays[param.name] = gen.generate(param.dtype, seed, count, low, high, device())
+        wanted = (indices or {}).get(param.name)
+        arrays[param.name] = gen.generate(param.dtype, seed, count, low, high, device(), wanted)
     return arrays
 
 
@@ -129,12 +136,12 @@ def _same_width(itemsize: int):
 
 def reference_inputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The inputs as the reference (and null answers) take them: shaped, floats as float64, integers as int64."""
-    return {
-        p.name: arrays[p.name]
-        .to(torch.int64 if p.dtype in gen.INTEGER_DTYPES else torch.float64)
-        .reshape(problem.shape(p, size_set.sizes))
-        for p in problem.input_params
-    }
+    return {p.name: reference_input(p, arrays[p.name], problem.shape(p, size_set.sizes)) for p in problem.input_params}
+
+
+def reference_input(param: Param, values: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    """One input as the reference takes it: in `shape`, a float as float64, an integer as int64."""
+    return values.to(torch.int64 if param.dtype in gen.INTEGER_DTYPES else torch.float64).reshape(tuple(shape))
 
 
 def reference_outputs(problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -27,24 +27,24 @@ def row_audited(problem: Problem, size_set: SizeSet) -> bool:
     return audit is not None and rows_to_draw(size_set.sizes[audit.size]) < size_set.sizes[audit.size]
 
 
-def wrong_call(problem: Problem, size_set: SizeSet, out: Path, stem: str, arrays: dict[str, torch.Tensor]) -> str:
-    """'' when the audited call STEM's outputs in `out` are right for its inputs `arrays`; else what the call
-    did, as "returned a wrong PARAM...: what" or "left no output" (its records missing). TamperedOutput if an
-    output file is odd."""
+def wrong_call(problem: Problem, size_set: SizeSet, out: Path, stem: str, call_seed: int) -> str:
+    """'' when the audited call STEM's outputs in `out` are right for its inputs, those of `call_seed`
+    (grader/run/inputs.py call_seed); else what the call did, as "returned a wrong PARAM...: what" or "left no
+    output" (its records missing). TamperedOutput if an output file is odd."""
     if not row_audited(problem, size_set):
         got = check.read_call(problem, size_set, out, stem)
         if got is None:
             return "left no output"
-        reference = check.reference_outputs(problem, size_set, arrays)
+        reference = check.reference_outputs(problem, size_set, check.make_inputs(problem, size_set, call_seed, 0))
         for param in problem.output_params:
             result = check.compare(got[param.name], reference[param.name], *problem.tolerances_for(size_set))
             if not result.ok:
                 return f"returned a wrong {param.name}: {result.message}"
         return ""
-    return _wrong_rows(problem, size_set, out, stem, arrays)
+    return _wrong_rows(problem, size_set, out, stem, call_seed)
 
 
-def _wrong_rows(problem: Problem, size_set: SizeSet, out: Path, stem: str, arrays: dict[str, torch.Tensor]) -> str:
+def _wrong_rows(problem: Problem, size_set: SizeSet, out: Path, stem: str, call_seed: int) -> str:
     """wrong_call for a row-audited benchmark: the scan of the whole outputs, then the drawn rows."""
     audit = problem.audit_rows
     assert audit is not None
@@ -71,7 +71,7 @@ def _wrong_rows(problem: Problem, size_set: SizeSet, out: Path, stem: str, array
         if values is None:
             return "left no output"
         got[param.name] = values.reshape(drawn_shape)
-    reference = reference_on_rows(problem, size_set, arrays, rows)
+    reference = reference_on_rows(problem, size_set, call_seed, rows)
     for param in problem.output_params:
         result = check.compare(got[param.name].reshape(-1), reference[param.name], *problem.tolerances_for(size_set))
         if not result.ok:
@@ -89,7 +89,7 @@ def drawn_rows(seed: int, rows: int, drawn: int) -> torch.Tensor:
     drawn_row). int64 holds k*rows: the supervisor takes fewer than 2^32 rows, and drawn is a sixteenth."""
     k = torch.arange(drawn, dtype=torch.int64, device=check.device())
     low, high = k * rows // drawn, (k + 1) * rows // drawn
-    return low + gen.hash_torch(seed, drawn, check.device()) % (high - low)
+    return low + gen.hashes(seed, drawn, check.device()) % (high - low)
 
 
 def _unfinished(scan: supervisor_records.Scan, shape: tuple[int, ...]) -> str:
@@ -109,20 +109,37 @@ def _unfinished(scan: supervisor_records.Scan, shape: tuple[int, ...]) -> str:
 
 
 def reference_on_rows(
-    problem: Problem, size_set: SizeSet, arrays: dict[str, torch.Tensor], rows: Sequence[int] | torch.Tensor
+    problem: Problem, size_set: SizeSet, call_seed: int, rows: Sequence[int] | torch.Tensor
 ) -> dict[str, torch.Tensor]:
-    """The float64 reference for only these rows of a call (problem.audit_rows): the inputs sliced along their
-    axes, the row size set to how many rows there are; or, for a whole reference, the call's reference with only
-    these rows kept."""
+    """The float64 reference for only these rows of the call whose inputs are `call_seed`'s (problem.audit_rows):
+    the inputs named in its axes made on those rows alone, the row size set to how many rows there are; or, for
+    a whole reference, the call's reference with only these rows kept."""
     audit = problem.audit_rows
     assert audit is not None, f"{problem.slug} declares no audit_rows"
+    drawn = torch.as_tensor(rows, dtype=torch.int64).to(check.device())
     if audit.reference == "whole":
-        whole = check.reference_outputs(problem, size_set, arrays)
-        return {
-            name: out.index_select(audit.axes[name], torch.as_tensor(rows, dtype=torch.int64).to(out.device))
-            for name, out in whole.items()
-        }
-    tensors = check.reference_inputs(problem, size_set, arrays)
-    index = torch.as_tensor(rows, dtype=torch.int64).to(next(iter(tensors.values())).device)
-    sliced = {name: t.index_select(audit.axes[name], index) if name in audit.axes else t for name, t in tensors.items()}
-    return check.run_reference(problem, sliced, {**size_set.sizes, audit.size: len(rows)})
+        whole = check.reference_outputs(problem, size_set, check.make_inputs(problem, size_set, call_seed, 0))
+        return {name: out.index_select(audit.axes[name], drawn.to(out.device)) for name, out in whole.items()}
+    sliced = {**size_set.sizes, audit.size: len(drawn)}
+    indices = {
+        p.name: _row_elements(problem.shape(p, size_set.sizes), audit.axes[p.name], drawn)
+        for p in problem.input_params
+        if p.name in audit.axes
+    }
+    arrays = check.make_inputs(problem, size_set, call_seed, 0, indices)
+    tensors = {
+        p.name: check.reference_input(
+            p, arrays[p.name], problem.shape(p, sliced if p.name in indices else size_set.sizes)
+        )
+        for p in problem.input_params
+    }
+    return check.run_reference(problem, tensors, sliced)
+
+
+def _row_elements(shape: tuple[int, ...], axis: int, rows: torch.Tensor) -> torch.Tensor:
+    """The flat indices of a buffer of `shape` that lie in `rows` along `axis`, in the order index_select along
+    that axis would give them."""
+    outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
+    first = torch.arange(outer, dtype=torch.int64, device=rows.device)[:, None, None] * shape[axis]
+    within = torch.arange(inner, dtype=torch.int64, device=rows.device)[None, None, :]
+    return ((first + rows[None, :, None]) * inner + within).reshape(-1)

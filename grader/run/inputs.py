@@ -62,18 +62,19 @@ def _fmix32_numpy(h: np.ndarray) -> np.ndarray:
     return h
 
 
-def hash_numpy(seed: int, count: int) -> np.ndarray:
-    """fmix32(fmix32(i ^ seed_lo) + seed_hi) for i < count, as uint32."""
-    h = np.arange(count, dtype=np.uint32)
+def hash_numpy(seed: int, count: int, index: np.ndarray | None = None) -> np.ndarray:
+    """fmix32(fmix32(i ^ seed_lo) + seed_hi) for i < count (or each i of `index`, flat element indices), as
+    uint32: each element's hash depends on its index alone, so any part of a buffer can be made on its own."""
+    h = np.arange(count, dtype=np.uint32) if index is None else index.astype(np.uint32)
     h ^= np.uint32(seed & MASK32)
     _fmix32_numpy(h)
     h += np.uint32((seed >> 32) & MASK32)
     return _fmix32_numpy(h)
 
 
-def uniform_numpy(seed: int, count: int, low: float, high: float) -> np.ndarray:
+def uniform_numpy(seed: int, count: int, low: float, high: float, index: np.ndarray | None = None) -> np.ndarray:
     """`uniform` on the CPU, in numpy uint32 and float32 ops: the same bits."""
-    h = hash_numpy(seed, count)
+    h = hash_numpy(seed, count, index)
     h >>= 8
     u = h.astype(np.float32)
     u *= np.float32(2.0**-24)
@@ -89,15 +90,24 @@ def uniform(seed: int, count: int, low: float, high: float, device: torch.device
     return uniform_torch(seed, count, low, high, device)
 
 
-def hash_torch(seed: int, count: int, device: torch.device | str) -> torch.Tensor:
+def hash_torch(seed: int, count: int, device: torch.device | str, index: torch.Tensor | None = None) -> torch.Tensor:
     """hash_numpy in torch int64 ops on `device`."""
-    h = torch.arange(count, dtype=torch.int64, device=device) ^ (seed & MASK32)
-    return _fmix32(_fmix32(h) + (seed >> 32) & MASK32)
+    i = torch.arange(count, dtype=torch.int64, device=device) if index is None else index.to(device, torch.int64)
+    return _fmix32(_fmix32(i ^ (seed & MASK32)) + (seed >> 32) & MASK32)
 
 
-def uniform_torch(seed: int, count: int, low: float, high: float, device: torch.device | str) -> torch.Tensor:
+def hashes(seed: int, count: int, device: torch.device | str) -> torch.Tensor:
+    """hash_numpy's values as int64 on `device`: numpy's path on the CPU (faster there), torch's elsewhere."""
+    if torch.device(device).type == "cpu":
+        return torch.from_numpy(hash_numpy(seed, count).astype(np.int64))
+    return hash_torch(seed, count, device)
+
+
+def uniform_torch(
+    seed: int, count: int, low: float, high: float, device: torch.device | str, index: torch.Tensor | None = None
+) -> torch.Tensor:
     """`uniform` in torch ops on `device` (the GPU's path; on the CPU numpy's is faster)."""
-    h = hash_torch(seed, count, device)
+    h = hash_torch(seed, count, device, index)
     u = (h >> 8).to(torch.float32) * (2.0**-24)
     low32 = torch.tensor(low, dtype=torch.float32, device=device)
     scale32 = torch.tensor(high - low, dtype=torch.float32, device=device)
@@ -141,9 +151,9 @@ def bounds_bits(dtype: str, low: float, high: float) -> tuple[int, int]:
     return float32_bits(low), float32_bits(high - low)
 
 
-def integers_numpy(seed: int, count: int, low: int, high: int) -> np.ndarray:
+def integers_numpy(seed: int, count: int, low: int, high: int, index: np.ndarray | None = None) -> np.ndarray:
     """The i32 input: low + (h % (high - low)), wrapping as int32 does."""
-    h = hash_numpy(seed, count)
+    h = hash_numpy(seed, count, index)
     h %= np.uint32(int(high) - int(low))
     h += np.uint32(int(low) & MASK32)
     return h.view(np.int32)
@@ -180,13 +190,15 @@ def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-def generate_numpy(dtype: str, seed: int, count: int, low: float, high: float) -> np.ndarray:
+def generate_numpy(
+    dtype: str, seed: int, count: int, low: float, high: float, index: np.ndarray | None = None
+) -> np.ndarray:
     """One input of element type `dtype` (f32, f16, bf16 as raw uint16 bits, i32, i8, e4m3 as raw uint8 bits)
-    on the CPU."""
+    on the CPU; with `index`, only its elements at those flat indices."""
     if dtype in INTEGER_DTYPES:
-        values = integers_numpy(seed, count, int(low), int(high))
+        values = integers_numpy(seed, count, int(low), int(high), index)
         return values.astype(np.int8) if dtype == "i8" else values
-    values = uniform_numpy(seed, count, low, high)
+    values = uniform_numpy(seed, count, low, high, index)
     if dtype == "f16":
         return values.astype(np.float16)
     if dtype == "bf16":
@@ -196,25 +208,41 @@ def generate_numpy(dtype: str, seed: int, count: int, low: float, high: float) -
     return values
 
 
-def generate(dtype: str, seed: int, count: int, low: float, high: float, device: torch.device | str = "cpu"):
+def generate(
+    dtype: str,
+    seed: int,
+    count: int,
+    low: float,
+    high: float,
+    device: torch.device | str = "cpu",
+    index: torch.Tensor | None = None,
+):
     """One input of element type `dtype` as a flat torch tensor of that type (float32, float16, bfloat16,
-    int32, int8, float8_e4m3fn) on `device`: the bits generator.h writes."""
+    int32, int8, float8_e4m3fn) on `device`: the bits generator.h writes; with `index` (flat element indices
+    below `count`), only those elements, in that order."""
     if torch.device(device).type == "cpu":
-        array = generate_numpy(dtype, seed, count, low, high)
+        array = generate_numpy(dtype, seed, count, low, high, None if index is None else index.cpu().numpy())
         if dtype in RAW_BITS:
             return torch.from_numpy(array.view(RAW_BITS[dtype])).view(torch_dtype(dtype))
         return torch.from_numpy(array)
-    return generate_torch(dtype, seed, count, low, high, device)
+    return generate_torch(dtype, seed, count, low, high, device, index)
 
 
-def generate_torch(dtype: str, seed: int, count: int, low: float, high: float, device: torch.device | str):
+def generate_torch(
+    dtype: str,
+    seed: int,
+    count: int,
+    low: float,
+    high: float,
+    device: torch.device | str,
+    index: torch.Tensor | None = None,
+):
     """`generate` in torch ops on `device` (the GPU's path; on the CPU numpy's is faster)."""
     if dtype in INTEGER_DTYPES:
-        h = torch.arange(count, dtype=torch.int64, device=device) ^ (seed & MASK32)
-        h = _fmix32(_fmix32(h) + (seed >> 32) & MASK32)
+        h = hash_torch(seed, count, device, index)
         values = (h % (int(high) - int(low)) + (int(low) & MASK32)) & MASK32
         return torch.where(values >= 1 << 31, values - (1 << 32), values).to(torch_dtype(dtype))
-    values = uniform_torch(seed, count, low, high, device)
+    values = uniform_torch(seed, count, low, high, device, index)
     if dtype == "e4m3":  # torch's conversion makes NaN of what overflows; generator.h saturates
         values = values.clamp(-E4M3_MAX, E4M3_MAX)
     return values.to(torch_dtype(dtype))  # round to nearest, ties to even, as generator.h
