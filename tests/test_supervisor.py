@@ -288,7 +288,8 @@ def test_a_done_pipe_held_open_elsewhere_does_not_outlive_the_supervisor(tmp_pat
     read, write = os.pipe()  # its write end stays open here, as in a process forked while it was open
     supervisor = subprocess.Popen([sys.executable, "-c", "pass"])
     seen: list[Path] = []
-    watcher = threading.Thread(target=supervised._when_done, args=(read, supervisor, tmp_path, seen.append))
+    watch = (read, os.pidfd_open(supervisor.pid), tmp_path, seen.append)
+    watcher = threading.Thread(target=supervised._when_done, args=watch)
     watcher.start()
     try:
         watcher.join(30)

@@ -44,7 +44,6 @@ EXIT_INTERNAL, EXIT_DISK = 70, 74
 PAGE, GUARD_FENCE, GUARD_LEAD, GUARD_TRAIL = 4096, 4096, 4096, 16384
 RUN_NICENESS = -10  # the supervisor's and worker's, above compiles and the grader's own threads
 SUPERVISOR_EXIT_WAIT_S = 60.0  # after the worker is gone, the supervisor only writes its last records
-DONE_POLL_S = 0.05  # how often the done pipe's watcher also asks whether the supervisor has ended
 
 TRUSTED_PREFIX = "trusted-"  # then the grader's pid and start time (new_trusted_folder)
 
@@ -164,7 +163,7 @@ def run(
             started.append(process)
             if done and on_done:
                 os.close(done[1])
-                watch = (done[0], process, trusted, on_done)
+                watch = (done[0], os.pidfd_open(process.pid), trusted, on_done)  # not waited for yet: not reaped
                 watchers.append(threading.Thread(target=_when_done, args=watch, daemon=True))
                 watchers[-1].start()
             _favour(pid, process.pid)
@@ -221,17 +220,21 @@ def _go_when(quiet: Callable[[], None], go: int) -> None:
         os.close(go)
 
 
-def _when_done(done: int, supervisor: subprocess.Popen, trusted: Path, on_done: Callable[[Path], None]) -> None:
-    """Calls `on_done` once the supervisor closed its end of the done pipe (see run), or has ended: a copy of that
-    end that a process forked meanwhile still held would otherwise keep the pipe open."""
+def _when_done(done: int, supervisor: int, trusted: Path, on_done: Callable[[Path], None]) -> None:
+    """Calls `on_done` once the supervisor closed its end of the done pipe (see run), or has ended (`supervisor`,
+    its pidfd, is readable then): a copy of that end that a process forked meanwhile still held would otherwise
+    keep the pipe open. Closes both descriptors."""
     watch = select.poll()
     watch.register(done, select.POLLIN)
+    watch.register(supervisor, select.POLLIN)
     try:
-        while supervisor.poll() is None:
-            if watch.poll(DONE_POLL_S * 1000) and not os.read(done, 64):
-                break  # closed: the supervisor only closes it, and anything written is ignored
+        while True:
+            ready = dict(watch.poll())
+            if supervisor in ready or (done in ready and not os.read(done, 64)):
+                break  # ended, or closed: the supervisor only closes the pipe, and anything written is ignored
     finally:
         os.close(done)
+        os.close(supervisor)
     on_done(trusted)
 
 
