@@ -231,6 +231,7 @@ inline Request read_request() {
 inline pid_t g_worker = 0;
 inline int g_worker_fd = -1;  // pidfd
 inline int g_control = -1;
+inline int g_done_fd = -1;  // the request's "done FD", closed by finish once "done" is written
 
 inline bool signal_worker(int sig) { return syscall(SYS_pidfd_send_signal, g_worker_fd, sig, nullptr, 0) == 0; }
 inline double g_deadline_ms = 0;
@@ -419,8 +420,6 @@ inline bool one_more_sample(int* tail) {
 
 // The request from stdin, the worker's pid and deadline, the trusted folder opened; the supervisor made
 // non-dumpable (no ptrace, no /proc/<pid>/mem, for anyone but root) and bound to die with the grader.
-inline int g_done_fd = -1;  // the request's "done FD", closed by finish once "done" is written
-
 inline Request start(int control_fd, int worker_pidfd) {
     prctl(PR_SET_DUMPABLE, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
