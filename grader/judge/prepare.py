@@ -21,7 +21,6 @@ from grader.perf import ceilings
 from grader.run import binaries
 from grader.sandbox import container
 from grader.toolchain import detect
-from grader.tracks.base import Device
 
 
 @dataclass(frozen=True)
@@ -36,14 +35,13 @@ def steps() -> Iterator[Step]:
     """Each step as it ends; a step this machine cannot take is one not done, with why."""
     tools = detect()
     built: set[str] = set()
-    devices = []
+    devices: dict[str, str] = {}  # each device's name: the first track of it, through which its ceilings are read
     for track in tracks.every():
         if not track.device.available(tools):
             needs = "a GPU and nvcc" if track.device.gpu else "g++"
             yield Step(f"{track.name} track", False, f"not run on this machine (it needs {needs})", 0)
             continue
-        if track.device not in devices:
-            devices.append(track.device)
+        devices.setdefault(track.device.name, track.name)
         supervisor = track.device.supervisor
         if supervisor not in built:
             built.add(supervisor)
@@ -60,13 +58,13 @@ def steps() -> Iterator[Step]:
                 yield Step(track.compiled.worker, False, f"failed: {error}", 0)
                 continue
             yield _step(f"{track.compiled.worker} ({run.kind} sandbox)", partial(binaries.worker, track.name, run))
-    for device in devices:
-        yield _step(f"{device.name} ceilings", partial(_ceilings, device))
+    for device, track_name in devices.items():
+        yield _step(f"{device} ceilings", partial(_ceilings, track_name))
 
 
-def _ceilings(device: Device) -> str:
-    """The device's ceilings, measured now unless cached (through any of its tracks): where they come from."""
-    return ceilings.for_track(next(t.name for t in tracks.every() if t.device == device)).source
+def _ceilings(track: str) -> str:
+    """The ceilings of the device `track` runs on, measured now unless cached: where they come from."""
+    return ceilings.for_track(track).source
 
 
 def _step(what: str, do: Callable[[], object]) -> Step:

@@ -35,7 +35,7 @@ def wrong_call(problem: Problem, size_set: SizeSet, out: Path, stem: str, call_s
         got = check.read_call(problem, size_set, out, stem)
         if got is None:
             return "left no output"
-        reference = check.reference_outputs(problem, size_set, check.make_inputs(problem, size_set, call_seed, 0))
+        reference = _whole_reference(problem, size_set, call_seed)
         for param in problem.output_params:
             result = check.compare(got[param.name], reference[param.name], *problem.tolerances_for(size_set))
             if not result.ok:
@@ -118,7 +118,7 @@ def reference_on_rows(
     assert audit is not None, f"{problem.slug} declares no audit_rows"
     drawn = torch.as_tensor(rows, dtype=torch.int64).to(check.device())
     if audit.reference == "whole":
-        whole = check.reference_outputs(problem, size_set, check.make_inputs(problem, size_set, call_seed, 0))
+        whole = _whole_reference(problem, size_set, call_seed)
         return {name: out.index_select(audit.axes[name], drawn.to(out.device)) for name, out in whole.items()}
     sliced = {**size_set.sizes, audit.size: len(drawn)}
     indices = {
@@ -134,6 +134,11 @@ def reference_on_rows(
         for p in problem.input_params
     }
     return check.run_reference(problem, tensors, sliced)
+
+
+def _whole_reference(problem: Problem, size_set: SizeSet, call_seed: int) -> dict[str, torch.Tensor]:
+    """The float64 reference of the whole call whose inputs are `call_seed`'s."""
+    return check.reference_outputs(problem, size_set, check.make_inputs(problem, size_set, call_seed, 0))
 
 
 def _row_elements(shape: tuple[int, ...], axis: int, rows: torch.Tensor) -> torch.Tensor:
