@@ -84,6 +84,7 @@ constexpr double CALL_SPIN_MS = 50;
 constexpr double READY_WAIT_MS = 5;
 constexpr size_t GATE_AFTER_DONE = 64;  // bytes from the DONE word to the GATE word, in the same page
 constexpr int32_t CPU_WAKE_LATENCY_US = 10;
+constexpr size_t KEEP_CHUNK_BYTES = size_t(8) << 20;  // keep_file's two pinned chunks
 
 void check(cudaError_t error, const char* during) {
     if (error != cudaSuccess) die(EXIT_INTERNAL, std::string("CUDA error during ") + during + ": " + cudaGetErrorString(error));
@@ -287,16 +288,40 @@ void count_unwritten(const Case& c, int sets) {
     check(cudaGetLastError(), "checking the outputs were written");
 }
 
+// `bytes` of device memory (queued on g_stream) into the trusted file `name`, through two pinned chunks: each
+// chunk's copy overlaps the last one's write. A test's outputs reach a gigabyte; through a pageable buffer
+// they cost its page faults and the driver's extra copy, on the GPU's turn, for every kept call.
+void keep_file(const std::string& name, const char* device, size_t bytes) {
+    static char* chunk[2] = {nullptr, nullptr};
+    static cudaEvent_t copied[2];
+    if (!chunk[0])
+        for (int k = 0; k < 2; ++k) {
+            check(cudaMallocHost(&chunk[k], KEEP_CHUNK_BYTES), "keeping the outputs");
+            check(cudaEventCreateWithFlags(&copied[k], cudaEventDisableTiming), "keeping the outputs");
+        }
+    const size_t chunks = (bytes + KEEP_CHUNK_BYTES - 1) / KEEP_CHUNK_BYTES;
+    auto part = [&](size_t k) { return std::min(KEEP_CHUNK_BYTES, bytes - k * KEEP_CHUNK_BYTES); };
+    auto copy = [&](size_t k) {
+        check(cudaMemcpyAsync(chunk[k % 2], device + k * KEEP_CHUNK_BYTES, part(k), cudaMemcpyDeviceToHost, g_stream),
+              "keeping the outputs");
+        check(cudaEventRecord(copied[k % 2], g_stream), "keeping the outputs");
+    };
+    const int fd = open_file(name, false);
+    if (chunks > 0) copy(0);
+    for (size_t k = 0; k < chunks; ++k) {
+        if (k + 1 < chunks) copy(k + 1);  // into the chunk whose write ended in the last round
+        check(cudaEventSynchronize(copied[k % 2]), "keeping the outputs");
+        write_all(fd, name, chunk[k % 2], part(k));
+    }
+    close_file(fd, name);
+}
+
 // The outputs of set `set` of the snapshot (or of the audits' slots) into the trusted folder, one file per
 // buffer: STEM.INDEX.bin.
 void keep(const Case& c, int set, const std::string& stem, char* from = g_snapshot) {
-    std::vector<char> host;
-    for (size_t j = 0; j < c.buffers.size(); ++j) {
-        if (c.buffers[j].is_input) continue;
-        host.resize(c.buffers[j].count * bytes(c.buffers[j]));
-        check(cudaMemcpy(host.data(), at(c, set, j, from), host.size(), cudaMemcpyDeviceToHost), "keeping the outputs");
-        write_file(stem + "." + std::to_string(j) + ".bin", host.data(), host.size(), false);
-    }
+    for (size_t j = 0; j < c.buffers.size(); ++j)
+        if (!c.buffers[j].is_input)
+            keep_file(stem + "." + std::to_string(j) + ".bin", at(c, set, j, from), c.buffers[j].count * bytes(c.buffers[j]));
 }
 
 // `count` counters of type T on the device, at T's initial values: `queue(found)` queues on the supervisor's

@@ -95,10 +95,15 @@ inline uint64_t input_seed(const Case& c, uint64_t call, size_t j) {
 
 inline int g_outdir = -1;
 
-inline void write_file(const std::string& name, const void* data, size_t bytes, bool append) {
+// A file of the trusted folder, written in parts: open_file, write_all (any number of times), close_file.
+inline int open_file(const std::string& name, bool append) {
     int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
     int fd = openat(g_outdir, name.c_str(), flags, 0600);
     if (fd < 0) die(EXIT_DISK, "cannot create " + name + " in the trusted folder: " + std::strerror(errno));
+    return fd;
+}
+
+inline void write_all(int fd, const std::string& name, const void* data, size_t bytes) {
     const char* p = static_cast<const char*>(data);
     while (bytes > 0) {
         ssize_t n = write(fd, p, bytes);
@@ -106,7 +111,16 @@ inline void write_file(const std::string& name, const void* data, size_t bytes, 
         if (n <= 0) die(EXIT_DISK, "cannot write " + name + " (is the judge's disk full?): " + std::strerror(errno));
         p += n, bytes -= (size_t)n;
     }
+}
+
+inline void close_file(int fd, const std::string& name) {
     if (close(fd) != 0) die(EXIT_DISK, "cannot write " + name + " (is the judge's disk full?): " + std::strerror(errno));
+}
+
+inline void write_file(const std::string& name, const void* data, size_t bytes, bool append) {
+    const int fd = open_file(name, append);
+    write_all(fd, name, data, bytes);
+    close_file(fd, name);
 }
 
 inline void append_line(const std::string& name, const std::string& line) {
