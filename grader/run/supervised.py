@@ -33,8 +33,8 @@ from pathlib import Path
 
 from grader import tracks
 from grader.run import binaries
+from grader.sandbox import exits, procfs
 from grader.sandbox import local as sandbox
-from grader.sandbox import procfs
 from grader.sandbox.local import Limits, Outcome
 from grader.tracks import cpu
 
@@ -271,12 +271,11 @@ def _end_worker_with(supervisor: subprocess.Popen, worker: int) -> None:
 
 
 def _wait_for(process: subprocess.Popen, errors) -> None:
-    try:
-        status = process.wait(timeout=SUPERVISOR_EXIT_WAIT_S)
-    except subprocess.TimeoutExpired:
+    status = exits.wait_exit(process, SUPERVISOR_EXIT_WAIT_S)
+    if status is None:
         process.kill()
         process.wait()
-        raise JudgeError(f"the supervisor did not finish {SUPERVISOR_EXIT_WAIT_S:.0f} s after the worker") from None
+        raise JudgeError(f"the supervisor did not finish {SUPERVISOR_EXIT_WAIT_S:.0f} s after the worker")
     errors.seek(0)
     said = errors.read(4096).decode("utf-8", "replace").strip()
     if status == EXIT_DISK:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader import interrupts
-from grader.sandbox import layers, namespaces, procfs, uids, workspace
+from grader.sandbox import exits, layers, namespaces, procfs, uids, workspace
 from grader.sandbox.base import RUN_USER_ENV, Limits, Outcome
 from grader.sandbox.cgroups import RunCgroup
 from grader.sandbox.layers import probe_isolation
@@ -217,12 +217,10 @@ def _checks(pgid: int, workdir: Path, limits: Limits, cgroup: RunCgroup) -> list
 
 def _wait(process: subprocess.Popen, watchdog: Watchdog) -> int:
     """The child's return code; a watchdog that died without being stopped kills the run (fail closed)."""
-    while True:
-        try:
-            return process.wait(timeout=0.2)
-        except subprocess.TimeoutExpired:
-            if watchdog.failed:
-                watchdog.fire("watchdog")
+    while (code := exits.wait_exit(process, 0.2)) is None:
+        if watchdog.failed:
+            watchdog.fire("watchdog")
+    return code
 
 
 def _reported_pid(fd: int) -> int | None:

@@ -1,0 +1,25 @@
+"""Waiting for a child's end: the return code as soon as it ends, None while it runs past the timeout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from grader.sandbox import exits
+
+
+def test_the_end_is_seen_as_it_comes_not_at_the_next_poll():
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3); raise SystemExit(7)"])
+    began = time.monotonic()
+    assert exits.wait_exit(process, 0.1) is None  # still running
+    code = exits.wait_exit(process, 5)
+    ended = time.monotonic() - began
+    assert code == 7 and process.returncode == 7
+    assert ended < 2  # woken by the end, not by the 5 s timeout
+    assert exits.wait_exit(process, 5) == 7  # reaped: its code again, at once
+
+
+def test_a_process_killed_by_a_signal_reads_as_popen_says():
+    process = subprocess.Popen([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
+    assert exits.wait_exit(process, 10) == -9
