@@ -75,13 +75,16 @@ def test_the_summary_of_a_cpu_batch_says_what_was_done_and_where_the_time_went(m
         assert summary["stages_s"][stage] == pytest.approx(sum(v["stages_s"][stage] for v in graded), abs=0.01)
     (runner,) = summary["busy"]
     assert runner.startswith("cores ")
-    assert summary["busy"][runner]["run_s"] == pytest.approx(summary["stages_s"]["run"], abs=0.01)
+    held = summary["stages_s"]["run"] - summary["stages_s"]["run end"]  # each run until its last record
+    assert summary["busy"][runner]["held_s"] == pytest.approx(held, abs=0.01)
     assert 0 < summary["busy"][runner]["fraction"] <= 1
-    assert summary["busy"][runner]["fraction"] == pytest.approx(
-        summary["stages_s"]["run"] / summary["wall_s"], abs=0.01
-    )
+    assert summary["busy"][runner]["fraction"] == pytest.approx(held / summary["wall_s"], abs=0.01)
     assert summary["gradings_per_hour"] == pytest.approx(3600 * 2 / summary["wall_s"], rel=0.01)
-    assert "where the gradings' time went" in done.stderr and f"{runner} " in done.stderr
+    assert (
+        "where the gradings' time went" in done.stderr
+        and f"{runner} " in done.stderr
+        and "held by a run" in done.stderr
+    )
 
 
 def seed(db: str, problem: str, source: str, run_s: float) -> None:

@@ -100,7 +100,7 @@ def _print_summary(summary) -> None:
         errors.print(stages)
     if summary.busy_s:
         busy = ", ".join(f"{runner} {summary.busy_fraction(runner):.0%}" for runner in summary.busy_s)
-        errors.print(f"busy running submissions (of {summary.wall_s:.1f} s): {busy}")
+        errors.print(f"held by a run (of {summary.wall_s:.1f} s): {busy}")
 
 
 def _stage_order(stage: str) -> tuple:

@@ -56,7 +56,9 @@ class Summary:
     refused: int = 0  # entries refused at intake (see batch_input), set by the caller
     statuses: Counter = field(default_factory=Counter)
     stages_s: Counter = field(default_factory=Counter)  # summed over the gradings done now
-    busy_s: dict[str, float] = field(default_factory=dict)  # per runner ("gpu 0"): its gradings' run stages
+    # per runner ("gpu 0"): how long its gradings' runs held it, each run stage less its end (a run hands its GPU
+    # over to the next one at "done", so the runs of a GPU never overlap in this)
+    busy_s: dict[str, float] = field(default_factory=dict)
     wall_s: float = 0.0
     ended: str = "running"  # then "done", "interrupted" (Ctrl-C, SIGTERM) or "stopped" (BatchStopped)
 
@@ -65,7 +67,7 @@ class Summary:
         return 3600 * self.graded / self.wall_s if self.wall_s else 0.0
 
     def busy_fraction(self, runner: str) -> float:
-        """How much of the wall time the runner spent running submissions."""
+        """How much of the wall time the runner's runs held it."""
         return min(1.0, self.busy_s[runner] / self.wall_s) if self.wall_s else 0.0
 
     def to_json(self) -> dict:
@@ -84,7 +86,7 @@ class Summary:
             "wall_s": round(self.wall_s, 3),
             "gradings_per_hour": round(self.gradings_per_hour, 1),
             "busy": {
-                runner: {"run_s": round(seconds, 3), "fraction": round(self.busy_fraction(runner), 3)}
+                runner: {"held_s": round(seconds, 3), "fraction": round(self.busy_fraction(runner), 3)}
                 for runner, seconds in self.busy_s.items()
             },
         }
@@ -220,7 +222,8 @@ def _grade(
             summary.graded += 1
             summary.stages_s.update(result.get("stages_s", {}))
             if runner:
-                summary.busy_s[runner] += result.get("stages_s", {}).get("run", 0.0)
+                times = result.get("stages_s", {})
+                summary.busy_s[runner] += times.get("run", 0.0) - times.get("run end", 0.0)
             for index, member in enumerate(members):
                 emit(member, result, leader=members[0] if index else None)
             summary.duplicates += len(members) - 1
