@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 
 from grader.sandbox import exits
@@ -23,3 +24,13 @@ def test_the_end_is_seen_as_it_comes_not_at_the_next_poll():
 def test_a_process_killed_by_a_signal_reads_as_popen_says():
     process = subprocess.Popen([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
     assert exits.wait_exit(process, 10) == -9
+
+
+def test_a_process_another_thread_also_waits_for_gives_its_code_to_both():
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3); raise SystemExit(3)"])
+    codes = []
+    other = threading.Thread(target=lambda: codes.append(process.wait()))
+    other.start()
+    assert exits.wait_exit(process, 10) == 3
+    other.join(10)
+    assert codes == [3]

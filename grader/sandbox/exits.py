@@ -26,8 +26,9 @@ def wait_exit(process: subprocess.Popen, timeout_s: float) -> int | None:
     try:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
-        if not poller.poll(max(0, int(timeout_s * 1000))):
-            return None
+        ended = bool(poller.poll(max(0, int(timeout_s * 1000))))
     finally:
         os.close(pidfd)
-    return process.wait()
+    # Not ended: still running, or reaped by another thread's wait before the pidfd was opened (Popen's poll
+    # then has its code; the pidfd was some later process's)
+    return process.wait() if ended else process.poll()
