@@ -14,11 +14,11 @@ def test_the_end_is_seen_as_it_comes_not_at_the_next_poll():
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3); raise SystemExit(7)"])
     began = time.monotonic()
     assert exits.wait_exit(process, 0.1) is None  # still running
-    code = exits.wait_exit(process, 5)
+    code = exits.wait_exit(process, 60)
     ended = time.monotonic() - began
     assert code == 7 and process.returncode == 7
-    assert ended < 2  # woken by the end, not by the 5 s timeout
-    assert exits.wait_exit(process, 5) == 7  # reaped: its code again, at once
+    assert ended < 30  # woken by the end, not by the 60 s timeout (with room for a loaded machine)
+    assert exits.wait_exit(process, 60) == 7  # reaped: its code again, at once
 
 
 def test_a_process_killed_by_a_signal_reads_as_popen_says():
