@@ -220,9 +220,9 @@ def _grade(
                 stages["compile"] = compile_info["seconds"]
                 result = {**result, "stages_s": stages}
             summary.graded += 1
-            summary.stages_s.update(result.get("stages_s", {}))
+            times = result.get("stages_s", {})
+            summary.stages_s.update(times)
             if runner:
-                times = result.get("stages_s", {})
                 summary.busy_s[runner] += times.get("run", 0.0) - times.get("run end", 0.0)
             for index, member in enumerate(members):
                 emit(member, result, leader=members[0] if index else None)
