@@ -126,6 +126,14 @@ def test_the_longest_expected_job_goes_first_and_an_unknown_one_before_it(mini_p
     assert [Path(line["file"]).name for line in lines(out)] == ["d_new.cpp", "c_slow.cpp", "b_unseen.cpp", "a_fast.cpp"]
 
 
+def test_a_jobs_expected_time_leaves_out_its_runs_start_which_depends_on_what_ran_beside_it():
+    first_of_a_batch = {"run": 6.2, "run start": 4.5, "run tests": 0.07, "run benchmarks": 0.17, "run end": 1.46}
+    assert order.runner_seconds({**first_of_a_batch, "check": 0.7}) == pytest.approx(0.07 + 0.17 + 0.7)
+    timed_out = {"compile": 3.0, "run": 112.0, "check": 0.0}  # no parts: it never finished its cases
+    assert order.runner_seconds(timed_out) == 112.0
+    assert order.runner_seconds({"compile": 3.0}) is None  # a compile error
+
+
 def test_a_killed_batch_resumes_grading_only_what_it_had_not_done(mini_problem):
     write_batch(mini_problem, {"a0.cpp": RIGHT, "a1.cpp": WRONG, "z0.cpp": HANGING, "z1.cpp": HANGING + "// 1\n"})
     out, db = mini_problem / "out.jsonl", mini_problem / "kj.db"

@@ -1,8 +1,8 @@
 """The order grade-many grades in: longest expected first, so the batch does not end on one GPU running a long job
 while the others wait for nothing.
 
-A job's expected time is its runner's part of a grading (run and check; compiling happens beforehand, in the
-compile pool) as the results store remembers it: the median over past gradings of the same source (the same rung
+A job's expected time is its runner's part of a grading (its run's own parts and its check; compiling happens
+beforehand, in the compile pool) as the results store remembers it: the median over past gradings of the same source (the same rung
 of a ladder) for the same problem, track and mode, else the median over the problem's gradings on that track and
 mode. A job with neither is unknown, and goes first (its time may be the longest of all): the unknown ones by the
 problem's size (the FLOPs and bytes of the cases it runs, largest first), then the known ones by their expected
@@ -20,12 +20,19 @@ from grader.records import storage
 from grader.records.schema import submissions
 from grader.scale.jobs import Job
 
-RUNNER_STAGES = ("run", "check")  # what a runner spends on a grading whose library is built
+# A run's own parts (grader/judge/run_phases.py): its start is left out, since how long it takes depends on what
+# ran beside it (the last grading's check on its GPU, the other GPUs' starts in the same driver), and a batch's
+# first gradings, started all at once, took 4 s to start against 0.7 s later on four H200s.
+OWN_RUN_PARTS = ("run jit", "run tests", "run benchmarks")
 
 
 def runner_seconds(stages_s: dict) -> float | None:
-    """A grading's runner time from its `stages_s`; None when it has none (a compile error, an old record)."""
-    parts = [stages_s[stage] for stage in RUNNER_STAGES if isinstance(stages_s.get(stage), int | float)]
+    """A grading's runner time from its `stages_s`: its run's own parts (the whole run where it has none, as a run
+    that did not finish every case) and its check; None when it has neither (a compile error, an old record)."""
+    seconds = {name: value for name, value in stages_s.items() if isinstance(value, int | float)}
+    own = [seconds[part] for part in OWN_RUN_PARTS if part in seconds]
+    run = sum(own) if own else seconds.get("run")
+    parts = [value for value in (run, seconds.get("check")) if value is not None]
     return sum(parts) if parts else None
 
 
