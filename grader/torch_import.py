@@ -11,6 +11,7 @@ the import to give the GIL up), which made a 10 ms digest of the grader's code t
 from __future__ import annotations
 
 import importlib
+import logging  # noqa: F401  (imported with this module, in its importer's thread: see warm)
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -38,21 +39,38 @@ def also_warm(module: str) -> None:
         _ALSO.append(module)
 
 
+_imported = threading.Event()  # set once a warm() thread has imported PyTorch
+
+
 def _import_all(modules: tuple[str, ...]) -> None:
     for name in modules:
         importlib.import_module(name)
+        if name == "torch":
+            _imported.set()
 
 
 def warm() -> None:
     """Import PyTorch, then the modules `also_warm` named, in a daemon thread now; whoever reads one of them later
     finds it loaded or waits for it.
 
-    `logging` is imported here first, in the caller's thread. Its import registers a pair of fork hooks (take its
-    lock before a fork, release it after in the parent); imported by PyTorch's import in the thread while this
-    one forks (the sandbox, /proc readers), the pair can be registered between the fork's two halves, and the
-    parent's half releases a lock it never took: "RuntimeError: cannot release un-acquired lock" on stderr.
+    `logging` is imported with this module, in its importer's thread. Its import registers a pair of fork hooks
+    (take its lock before a fork, release it after in the parent); imported by PyTorch's import in the thread
+    while another one forks (the sandbox, /proc readers), the pair can be registered between the fork's two
+    halves, and the parent's half releases a lock it never took: "RuntimeError: cannot release un-acquired lock"
+    on stderr. start_on_gpu, which may import PyTorch from a thread of its own, relies on it too.
     """
-    import logging  # noqa: F401
-
     modules = ("torch", *_ALSO)
     threading.Thread(target=_import_all, args=(modules,), daemon=True, name="import torch").start()
+
+
+def start_on_gpu() -> None:
+    """PyTorch's CUDA context on this process's GPU, made now where a warm() thread has imported PyTorch and the
+    context does not exist yet. A grade-many runner makes it before its run calibrates, while nothing is timed on
+    its GPU, rather than in its check, which the GPU's next run waits for: a first check that made the context
+    took 2-3 s where four GPUs' runners made theirs at once, against 0.3 s. Where the import is still under way,
+    the check makes it: waiting here would hold the calibration back by the rest of the import."""
+    if not _imported.is_set():
+        return
+    real = importlib.import_module("torch")
+    if real.cuda.is_available() and not real.cuda.is_initialized():
+        real.zeros(1, device="cuda")

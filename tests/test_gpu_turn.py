@@ -97,3 +97,35 @@ def test_a_failed_run_leaves_nothing_held(tmp_path, handed_over):
     second.start()
     second.join(30)
     assert second.exitcode == 0 and quiet2.is_set()
+
+
+def _waiting(folder, waited, in_run) -> None:
+    turn = GpuTurn(folder, "0")
+    with turn.running(while_waiting=waited.set):
+        in_run.set()
+    turn.checked()
+
+
+def test_a_run_that_must_wait_for_the_gpu_is_told_so_before_it_waits_and_only_then(tmp_path):
+    waited, in_run = _events(2)
+    alone = CONTEXT.Process(target=_waiting, args=(tmp_path, waited, in_run))
+    alone.start()
+    alone.join(30)
+    assert alone.exitcode == 0 and in_run.is_set() and not waited.is_set()  # the GPU was free
+
+    in_run1, end_run1, end_check1 = _events(3)
+    waited, in_run = _events(2)
+    first = CONTEXT.Process(target=_first, args=(tmp_path, in_run1, end_run1, end_check1))
+    first.start()
+    assert in_run1.wait(30)
+    second = CONTEXT.Process(target=_waiting, args=(tmp_path, waited, in_run))
+    second.start()
+    try:
+        assert waited.wait(30)  # told while the first run still holds the GPU
+        assert not in_run.wait(BLOCKED_S)
+        end_run1.set()
+        assert in_run.wait(30)
+    finally:
+        end_run1.set(), end_check1.set()
+        first.join(30), second.join(30)
+    assert first.exitcode == 0 and second.exitcode == 0

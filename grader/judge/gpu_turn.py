@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,9 +32,14 @@ class GpuTurn:
         self._holding_run = self._holding_check = False
 
     @contextmanager
-    def running(self) -> Iterator[None]:
-        """Holds the GPU's run; once the run is over (and not failed), holds its check, which `checked` ends."""
-        fcntl.flock(self._run, fcntl.LOCK_EX)
+    def running(self, while_waiting: Callable[[], None] = lambda: None) -> Iterator[None]:
+        """Holds the GPU's run; once the run is over (and not failed), holds its check, which `checked` ends.
+        `while_waiting` is called first where another run holds the GPU, which this one then waits for."""
+        try:
+            fcntl.flock(self._run, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            while_waiting()
+            fcntl.flock(self._run, fcntl.LOCK_EX)
         self._holding_run = True
         try:
             yield

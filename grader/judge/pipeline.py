@@ -127,6 +127,7 @@ def grade(
         began = time.monotonic()
         turn.quiet()
         waited.append(time.monotonic() - began)
+        torch_import.start_on_gpu()  # the check's CUDA context, while nothing is timed on this GPU
 
     def judge_at_done(trusted: Path, samples: list[dict]) -> Verdict | None:  # check_at_done.py
         try:
@@ -140,7 +141,8 @@ def grade(
         return early
 
     at_done = check_at_done.CheckAtDone(judge_at_done, turn.hand_over if turn else lambda: None)
-    with turn.running() if turn else nullcontext():
+    # a runner waiting for its GPU imports the check's PyTorch meanwhile: nothing else is done in its process then
+    with turn.running(while_waiting=torch_import.warm) if turn else nullcontext():
         run_started = time.monotonic()
         load_before = telemetry.load_average()
         run_began = time.time()  # wall clock, as the progress record's times
