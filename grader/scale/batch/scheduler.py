@@ -163,7 +163,9 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
     wanted = {runner.track for runner in runners}  # a runner's track is its device's name
     cores = topology.compile_cores(len({runner.gpu for runner in runners if runner.gpu is not None}))
     compilers = compile_pool(context, min(compile_workers or len(cores), len(leaders)), cores)
-    turns = Path(tempfile.mkdtemp(prefix="kerneljudge-turns-"))  # the GPU runners' locks (gpu_turn.py)
+    # the GPU runners' locks (gpu_turn.py); none for a batch without GPU runners, so that one killed with SIGKILL
+    # (which no cleanup outlives) leaves no empty folder behind
+    turns = Path(tempfile.mkdtemp(prefix="kerneljudge-turns-")) if any(r.gpu is not None for r in runners) else None
     for runner in runners:
         runner.start(context, turns)
     rank = {key: place for place, key in enumerate(leaders)}
@@ -216,4 +218,5 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
         _close(compilers, abandon)
         for runner in runners:
             _close(runner.pool, abandon)
-        shutil.rmtree(turns, ignore_errors=True)
+        if turns is not None:
+            shutil.rmtree(turns, ignore_errors=True)
