@@ -28,9 +28,9 @@ def _first(folder, in_run, end_run, end_check, hands_over=False) -> None:
     turn.checked()
 
 
-def _second(folder, in_run, quiet) -> None:
+def _second(folder, in_run, quiet, waited) -> None:
     turn = GpuTurn(folder, "0")
-    with turn.running():
+    with turn.running(while_waiting=waited.set):  # told only where another run holds the GPU
         in_run.set()
         turn.quiet()
         quiet.set()
@@ -45,16 +45,18 @@ def _events(count: int):
 def test_the_next_run_starts_when_the_last_ends_or_hands_over_and_calibrates_when_its_check_is_over(
     tmp_path, hands_over
 ):
-    in_run1, end_run1, end_check1, in_run2, quiet2 = _events(5)
+    in_run1, end_run1, end_check1, in_run2, quiet2, waited2 = _events(6)
     first = CONTEXT.Process(target=_first, args=(tmp_path, in_run1, end_run1, end_check1, hands_over))
     first.start()
     assert in_run1.wait(30)
-    second = CONTEXT.Process(target=_second, args=(tmp_path, in_run2, quiet2))
+    second = CONTEXT.Process(target=_second, args=(tmp_path, in_run2, quiet2, waited2))
     second.start()
     try:
         if hands_over:
             assert in_run2.wait(30)  # the first run has not ended, yet the next one starts
+            assert not waited2.is_set()  # ... and was not told to wait
         else:
+            assert waited2.wait(30)  # told it waits for the GPU
             assert not in_run2.wait(BLOCKED_S)  # one run at a time
         end_run1.set()
         assert in_run2.wait(30)  # the first is being checked: the next run starts
@@ -68,12 +70,12 @@ def test_the_next_run_starts_when_the_last_ends_or_hands_over_and_calibrates_whe
 
 
 def test_a_runner_that_dies_while_checked_releases_the_gpu(tmp_path):
-    in_run1, end_run1, end_check1, in_run2, quiet2 = _events(5)
+    in_run1, end_run1, end_check1, in_run2, quiet2, waited2 = _events(6)
     first = CONTEXT.Process(target=_first, args=(tmp_path, in_run1, end_run1, end_check1))
     first.start()
     assert in_run1.wait(30)
     end_run1.set()  # it now holds the check lock, and waits for end_check1
-    second = CONTEXT.Process(target=_second, args=(tmp_path, in_run2, quiet2))
+    second = CONTEXT.Process(target=_second, args=(tmp_path, in_run2, quiet2, waited2))
     second.start()
     try:
         assert in_run2.wait(30) and not quiet2.wait(BLOCKED_S)
@@ -92,40 +94,8 @@ def test_a_failed_run_leaves_nothing_held(tmp_path, handed_over):
         if handed_over:
             turn.hand_over()
         raise RuntimeError("the sandbox failed")
-    in_run2, quiet2 = _events(2)
-    second = CONTEXT.Process(target=_second, args=(tmp_path, in_run2, quiet2))
+    in_run2, quiet2, waited2 = _events(3)
+    second = CONTEXT.Process(target=_second, args=(tmp_path, in_run2, quiet2, waited2))
     second.start()
     second.join(30)
-    assert second.exitcode == 0 and quiet2.is_set()
-
-
-def _waiting(folder, waited, in_run) -> None:
-    turn = GpuTurn(folder, "0")
-    with turn.running(while_waiting=waited.set):
-        in_run.set()
-    turn.checked()
-
-
-def test_a_run_that_must_wait_for_the_gpu_is_told_so_before_it_waits_and_only_then(tmp_path):
-    waited, in_run = _events(2)
-    alone = CONTEXT.Process(target=_waiting, args=(tmp_path, waited, in_run))
-    alone.start()
-    alone.join(30)
-    assert alone.exitcode == 0 and in_run.is_set() and not waited.is_set()  # the GPU was free
-
-    in_run1, end_run1, end_check1 = _events(3)
-    waited, in_run = _events(2)
-    first = CONTEXT.Process(target=_first, args=(tmp_path, in_run1, end_run1, end_check1))
-    first.start()
-    assert in_run1.wait(30)
-    second = CONTEXT.Process(target=_waiting, args=(tmp_path, waited, in_run))
-    second.start()
-    try:
-        assert waited.wait(30)  # told while the first run still holds the GPU
-        assert not in_run.wait(BLOCKED_S)
-        end_run1.set()
-        assert in_run.wait(30)
-    finally:
-        end_run1.set(), end_check1.set()
-        first.join(30), second.join(30)
-    assert first.exitcode == 0 and second.exitcode == 0
+    assert second.exitcode == 0 and quiet2.is_set() and not waited2.is_set()  # nothing held: no wait
