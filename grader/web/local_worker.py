@@ -7,7 +7,8 @@ share, grade it with the same code as `grader submit` (grader/judge/job_request.
 (grader/scale/jobs.record_once), sign it, mark the job done. Grading runs in this process, not the server's,
 so PyTorch is imported here once and a grading that takes the process down does not take the pages with it.
 It dies with the server (the parent-death signal); on SIGTERM it stops between stages, puts its job back and
-exits. One line per grading goes to stderr ("graded JOB status"), which tests count.
+exits. One line per grading goes to stderr ("graded JOB USER STATUS"), which tests count: a grading stored just
+before a kill gets its line from the restart.
 """
 
 from __future__ import annotations
@@ -46,15 +47,29 @@ def grade_one(job: Job, worker: str, judge: str, db_url: str | None) -> None:
         verdicts.sign_stored(stored, judge, db_url)
     job_queue.finish(job.id, row, verdict.status, worker, db_url)
     if stored_now:
-        log.info("graded %s %s %s", job.id, job.user, verdict.status)
+        _say_graded(job.id, job.user, verdict.status)
+
+
+def _say_graded(job_id: str, user: str, status: str) -> None:
+    log.info("graded %s %s %s", job_id, user, status)
+
+
+def recover(db_url: str | None) -> None:
+    """After a restart: queue again the jobs a killed server left running, and finish those whose verdict it had
+    stored, saying "graded" for them, since their gradings were killed before they could."""
+    back, done = job_queue.recover(db_url)
+    if back or done:
+        log.info("after a restart: %d job(s) queued again, %d found graded", len(back), len(done))
+    for job_id in done:
+        stored = storage.load_submission(job_id, db_url)
+        if stored is not None:
+            _say_graded(job_id, stored.verdict.user, stored.verdict.status)
 
 
 def run(db_url: str | None, judge: str, stop: threading.Event) -> None:
     """Grade until `stop` is set (or SIGTERM, as KeyboardInterrupt, interrupts a grading: its job is put back)."""
     worker = f"local@{socket.gethostname()}"
-    back, done = job_queue.recover(db_url)
-    if back or done:
-        log.info("after a restart: %d job(s) queued again, %d found graded", len(back), len(done))
+    recover(db_url)
     while not stop.is_set():
         job = job_queue.claim_next(worker, db_url)
         if job is None:
