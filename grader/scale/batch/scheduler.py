@@ -161,11 +161,12 @@ def dispatch(leaders: dict[tuple, Job], finish: Finish, runners: list[Runner], c
     `compile_workers`: how many compile at once (default: one per compile core, topology.compile_cores)."""
     context = _context()
     wanted = {runner.track for runner in runners}  # a runner's track is its device's name
-    cores = topology.compile_cores(len({runner.gpu for runner in runners if runner.gpu is not None}))
+    gpus = {runner.gpu for runner in runners if runner.gpu is not None}
+    cores = topology.compile_cores(len(gpus))
     compilers = compile_pool(context, min(compile_workers or len(cores), len(leaders)), cores)
     # the GPU runners' locks (gpu_turn.py); none for a batch without GPU runners, so that one killed with SIGKILL
     # (which no cleanup outlives) leaves no empty folder behind
-    turns = Path(tempfile.mkdtemp(prefix="kerneljudge-turns-")) if any(r.gpu is not None for r in runners) else None
+    turns = Path(tempfile.mkdtemp(prefix="kerneljudge-turns-")) if gpus else None
     for runner in runners:
         runner.start(context, turns)
     rank = {key: place for place, key in enumerate(leaders)}
