@@ -2,9 +2,9 @@
 while the others wait for nothing.
 
 A job's expected time is its runner's part of a grading (its run's own parts and its check; compiling happens
-beforehand, in the compile pool) as the results store remembers it: the median over past gradings of the same source (the same rung
-of a ladder) for the same problem, track and mode, else the median over the problem's gradings on that track and
-mode. A job with neither is unknown, and goes first (its time may be the longest of all): the unknown ones by the
+beforehand, in the compile pool) as the results store remembers it: the median over past gradings of the same
+source (the same rung of a ladder) for the same problem, track and mode, else the median over the problem's
+gradings on that track and mode. A job with neither is unknown, and goes first (its time may be the longest of all): the unknown ones by the
 problem's size (the FLOPs and bytes of the cases it runs, largest first), then the known ones by their expected
 time, longest first. Ties keep the batch's own order.
 """
